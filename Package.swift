@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Moonmock",
+    products: [
+        .library(name: "MoonmockCore", targets: ["MoonmockCore"]),
+        .library(name: "MoonmockScript", targets: ["MoonmockScript"]),
+        .executable(name: "moonmock", targets: ["moonmock"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLua",
+            pkgConfig: "lua5.4",
+            providers: [.apt(["liblua5.4-dev"])]
+        ),
+        .target(name: "LuaBridge", dependencies: ["CLua"]),
+        .target(name: "MoonmockCore"),
+        .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
+        .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript"]),
+        .executableTarget(name: "MoonmockBench", dependencies: ["MoonmockCore", "MoonmockScript"]),
+        .testTarget(name: "LuaBridgeTests", dependencies: ["LuaBridge"]),
+        .testTarget(name: "MoonmockCoreTests", dependencies: ["MoonmockCore"]),
+        .testTarget(name: "MoonmockScriptTests", dependencies: ["MoonmockScript", "MoonmockCore"]),
+        .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock"]),
+    ]
+)

@@ -1,0 +1,155 @@
+#ifndef MOONMOCK_CLUA_SHIM_H
+#define MOONMOCK_CLUA_SHIM_H
+
+#include <lua.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Everything here exists because Swift cannot import a C macro with arguments, a variadic
+// function, or code that must raise a Lua error (longjmp) without Swift frames on the stack.
+
+/// Accounting for one VM's heap: what it uses, its ceiling, and whether the ceiling is enforced.
+/// `enforcing` is cleared while host (Swift) code runs so that an allocation made by Swift
+/// never fails and never longjmps; the trampoline checks the ceiling when Swift returns.
+typedef struct mm_alloc_state {
+    size_t used;
+    size_t limit;      // 0 = no ceiling
+    size_t peak;
+    int enforcing;
+    int over_limit;    // set when an allocation was refused, for a precise error message
+    int budget_hit;    // set when the instruction budget ran out
+} mm_alloc_state;
+
+/// A host function: returns the number of results, or -1 with an error message on top of the stack.
+typedef int (*mm_host_fn)(lua_State *L);
+
+// The allocator contract of lua_Alloc (manual §4.4): free on nsize == 0, never fail a shrink,
+// and `osize` is a type tag (not a size) when ptr is NULL.
+static inline void *mm_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    mm_alloc_state *s = (mm_alloc_state *)ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize == 0) {
+        free(ptr);
+        s->used -= old;
+        return NULL;
+    }
+    if (nsize > old && s->enforcing && s->limit && s->used - old + nsize > s->limit) {
+        s->over_limit = 1;
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (p == NULL) return nsize <= old ? ptr : NULL;
+    s->used = s->used - old + nsize;
+    if (s->used > s->peak) s->peak = s->used;
+    return p;
+}
+
+// lua_newstate takes a function pointer; this passes our allocator without a Swift closure.
+static inline lua_State *mm_newstate(mm_alloc_state *state) {
+    return lua_newstate(mm_alloc, state);
+}
+
+// lua_getextraspace is a macro; the VM keeps a pointer to its Swift owner there.
+static inline void **mm_extraspace(lua_State *L) {
+    return (void **)lua_getextraspace(L);
+}
+
+// The trampoline every Swift function exposed to Lua goes through: upvalue 1 is the Swift
+// dispatcher, upvalue 2 its index. Swift reports errors by returning -1; the longjmp of
+// lua_error then happens here, in C, after every Swift frame has returned.
+static inline int mm_trampoline(lua_State *L) {
+    mm_host_fn fn = (mm_host_fn)lua_touserdata(L, lua_upvalueindex(1));
+    void *ud = NULL;
+    lua_getallocf(L, &ud);
+    mm_alloc_state *s = (mm_alloc_state *)ud;
+    int was_enforcing = s->enforcing;
+    s->enforcing = 0;
+    int n = fn(L);
+    s->enforcing = was_enforcing;
+    if (n < 0) return lua_error(L);
+    if (was_enforcing && s->limit && s->used > s->limit) {
+        s->over_limit = 1;
+        lua_pushliteral(L, "memory limit exceeded");
+        return lua_error(L);
+    }
+    return n;
+}
+
+// Lets Swift push the trampoline as a closure over (dispatcher, index) without casting
+// a C function pointer to a data pointer on the Swift side.
+static inline void mm_push_host_function(lua_State *L, mm_host_fn dispatcher, lua_Integer index) {
+    lua_pushlightuserdata(L, (void *)dispatcher);
+    lua_pushinteger(L, index);
+    lua_pushcclosure(L, mm_trampoline, 2);
+}
+
+// Message handler for lua_pcall: appends a traceback (luaL_traceback may allocate, which is
+// fine here because we are in C and inside the protected call).
+static inline int mm_traceback(lua_State *L) {
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+// The count hook that enforces the instruction budget. Once it fires it re-arms itself to fire
+// on every instruction, so a script that catches the error with pcall cannot keep running.
+static inline void mm_budget_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    void *ud = NULL;
+    lua_getallocf(L, &ud);
+    ((mm_alloc_state *)ud)->budget_hit = 1;
+    lua_sethook(L, mm_budget_hook, LUA_MASKCOUNT, 1);
+    luaL_error(L, "instruction budget exceeded (runaway script stopped)");
+}
+
+// lua_sethook with our hook; count 0 removes it.
+static inline void mm_set_budget(lua_State *L, int count) {
+    if (count > 0) lua_sethook(L, mm_budget_hook, LUA_MASKCOUNT, count);
+    else lua_sethook(L, NULL, 0, 0);
+}
+
+// lua_pcall is a macro over lua_pcallk.
+static inline int mm_pcall(lua_State *L, int nargs, int nresults, int msgh) {
+    return lua_pcall(L, nargs, nresults, msgh);
+}
+
+// lua_pop is a macro.
+static inline void mm_pop(lua_State *L, int n) { lua_pop(L, n); }
+
+// lua_newtable is a macro.
+static inline void mm_newtable(lua_State *L) { lua_newtable(L); }
+
+// lua_tostring / lua_tonumber / lua_tointeger are macros over the *x forms.
+static inline int mm_isnil(lua_State *L, int idx) { return lua_isnil(L, idx); }
+
+// lua_upvalueindex is a macro.
+static inline int mm_upvalueindex(int i) { return lua_upvalueindex(i); }
+
+// LUA_REGISTRYINDEX expands to an expression Swift does not import.
+static inline int mm_registryindex(void) { return LUA_REGISTRYINDEX; }
+
+// luaL_loadbuffer is a macro; mode "t" refuses binary chunks.
+static inline int mm_loadtext(lua_State *L, const char *buf, size_t len, const char *name) {
+    return luaL_loadbufferx(L, buf, len, name, "t");
+}
+
+// lua_gc is variadic.
+static inline int mm_gc_collect(lua_State *L) { return lua_gc(L, LUA_GCCOLLECT); }
+
+// lua_gc is variadic; LUA_GCGEN switches to generational mode, which suits short handler calls.
+static inline void mm_gc_generational(lua_State *L) { (void)lua_gc(L, LUA_GCGEN, 0, 0); }
+
+// lua_insert / lua_remove are macros over lua_rotate.
+static inline void mm_insert(lua_State *L, int idx) { lua_insert(L, idx); }
+static inline void mm_remove(lua_State *L, int idx) { lua_remove(L, idx); }
+
+// luaL_openlibs plus removal of string.dump happen in one place so no window exists.
+static inline void mm_openlibs(lua_State *L) { luaL_openlibs(L); }
+
+#endif

@@ -1,0 +1,132 @@
+import Foundation
+import Synchronization
+
+/// The result of running one request through the ``Engine``.
+public struct Exchange: Sendable {
+    public let request: MockRequest
+    /// What to send. For unmatched requests, the 404 near-miss response.
+    public let response: MockResponse
+    /// The sampled delay in milliseconds (0 when none).
+    public let delayMilliseconds: Double
+    /// The id of the rule that answered, `nil` when none matched.
+    public let ruleID: String?
+    /// For unmatched requests, the closest rules.
+    public let nearMisses: [NearMiss]
+
+    public var matched: Bool { ruleID != nil }
+}
+
+/// Matches requests against rules, runs responders, and records the journal. Both transports
+/// call ``handle(_:)`` with a ``MockRequest`` and deliver the ``Exchange`` they get back.
+///
+/// ```swift
+/// let engine = Engine()
+/// engine.add(try Rule(method: "GET", pattern: "/ping") { _ in .text("pong") })
+/// let exchange = engine.handle(MockRequest(method: "GET", url: "http://localhost/ping"))
+/// exchange.response.status   // 200
+/// ```
+public final class Engine: Sendable {
+    public let state: StateStore
+    public let journal: Journal
+    public let environment: MockEnvironment
+    private let scriptRules = Mutex<RuleSet>(.empty)
+    private let runtimeRules = Mutex<RuleSet>(.empty)
+    private let nextID = Atomic<Int>(1)
+
+    public init(environment: MockEnvironment = .system, journalCapacity: Int = 1000, state: StateStore? = nil) {
+        self.environment = environment
+        self.journal = Journal(capacity: journalCapacity)
+        self.state = state ?? StateStore(clock: environment.now)
+    }
+
+    // MARK: rules
+
+    /// Replaces the script rules (a new script generation) in one step.
+    public func setScriptRules(_ rules: RuleSet) { scriptRules.withLock { $0 = rules } }
+
+    /// The current script rules.
+    public var scriptRuleSet: RuleSet { scriptRules.withLock { $0 } }
+
+    /// Adds a runtime rule; runtime rules are tried before script rules, newest first.
+    public func add(_ rule: Rule) {
+        runtimeRules.withLock { set in set = RuleSet([rule] + set.rules) }
+    }
+
+    /// Removes one runtime rule; returns whether it was there.
+    @discardableResult
+    public func remove(_ rule: Rule) -> Bool {
+        runtimeRules.withLock { set in
+            let kept = set.rules.filter { $0 !== rule }
+            defer { set = RuleSet(kept) }
+            return kept.count != set.rules.count
+        }
+    }
+
+    /// Removes every runtime rule.
+    public func removeRuntimeRules() { runtimeRules.withLock { $0 = .empty } }
+
+    /// Every rule in evaluation order: runtime rules, then script rules.
+    public var allRules: [Rule] { runtimeRules.withLock { $0.rules } + scriptRules.withLock { $0.rules } }
+
+    /// Clears runtime rules, the journal and the state.
+    public func reset() {
+        removeRuntimeRules()
+        journal.clear()
+        state.flush()
+    }
+
+    // MARK: requests
+
+    /// Routes `request` and records it in the journal.
+    public func handle(_ request: MockRequest) -> Exchange {
+        let started = DispatchTime.now().uptimeNanoseconds
+        var request = request
+        request.id = nextID.add(1, ordering: .relaxed).oldValue
+        let sets = [runtimeRules.withLock { $0 }, scriptRules.withLock { $0 }]
+        var fellThrough: Set<ObjectIdentifier> = []
+
+        for set in sets {
+            for index in set.candidates(for: request) {
+                let rule = set.rules[index]
+                guard let params = rule.pattern.match(request),
+                      rule.predicates.allSatisfy({ $0.check(request) == nil }),
+                      rule.claim() else { continue }
+                let context = RequestContext(request: request, params: params, rule: rule, state: state, environment: environment)
+                var error: String?
+                let response: MockResponse
+                do {
+                    guard let r = try rule.responder(context) else {
+                        rule.unclaim()
+                        fellThrough.insert(ObjectIdentifier(rule))
+                        continue
+                    }
+                    response = r
+                } catch let failure as HandlerFailure {
+                    error = failure.description
+                    response = .text("handler error in rule '\(rule.id)': \(failure.description)\n", status: 500)
+                } catch let other {
+                    error = String(describing: other)
+                    response = .text("handler error in rule '\(rule.id)': \(other)\n", status: 500)
+                }
+                rule.recordHit()
+                return finish(request, response, rule.id, context.logs, error, [], started)
+            }
+        }
+
+        let misses = NearMiss.closest(to: request, among: sets.flatMap(\.rules), fellThrough: fellThrough)
+        let response = MockResponse.json(NearMiss.body(for: request, misses), status: 404)
+        return finish(request, response, nil, [], nil, misses, started)
+    }
+
+    private func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
+                        _ error: String?, _ misses: [NearMiss], _ started: UInt64) -> Exchange {
+        let delay = response.delay?.sample(environment.random) ?? 0
+        let elapsed = Int((DispatchTime.now().uptimeNanoseconds - started) / 1000)
+        journal.record(JournalEntry(
+            id: request.id, timestamp: environment.now(), method: request.method, url: request.url,
+            path: request.path, headers: request.headers, body: Array(request.body.prefix(Journal.maxBodyBytes)),
+            status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
+            delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses))
+        return Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
+    }
+}

@@ -1,0 +1,67 @@
+/// An ordered list of header fields; lookups ignore the case of names.
+///
+/// ```swift
+/// var h = HTTPHeaders([("Content-Type", "application/json")])
+/// h["content-type"]   // "application/json"
+/// ```
+public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    public private(set) var fields: [(name: String, value: String)]
+
+    public init(_ fields: [(String, String)] = []) {
+        self.fields = fields.map { (name: $0.0, value: $0.1) }
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
+
+    public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
+        a.fields.elementsEqual(b.fields) { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    /// The first value for `name`, case-insensitively; setting replaces every field of that name.
+    public subscript(name: String) -> String? {
+        get {
+            for f in fields where f.name.equalsIgnoringASCIICase(name) { return f.value }
+            return nil
+        }
+        set {
+            fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
+            if let newValue { fields.append((name: name, value: newValue)) }
+        }
+    }
+
+    /// Every value for `name`.
+    public func values(_ name: String) -> [String] {
+        fields.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
+    }
+
+    public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
+
+    /// Sets `name` unless a field of that name exists.
+    public mutating func setDefault(_ name: String, _ value: String) {
+        if self[name] == nil { add(name, value) }
+    }
+
+    public var isEmpty: Bool { fields.isEmpty }
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+}
+
+extension String {
+    /// ASCII case-insensitive comparison, enough for header names and hosts.
+    public func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        let a = utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
+    }
+
+    /// Lower-cases ASCII letters only (header names, hosts, methods).
+    public var asciiLowercased: String {
+        if !utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) { return self }
+        return String(decoding: utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// Upper-cases ASCII letters only.
+    public var asciiUppercased: String {
+        if !utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A }) { return self }
+        return String(decoding: utf8.map { $0 >= 0x61 && $0 <= 0x7A ? $0 & ~0x20 : $0 }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+
+/// An HTTP request as both transports hand it to the ``Engine``.
+///
+/// ```swift
+/// let req = MockRequest(method: "POST", url: "http://localhost/graphql",
+///                       headers: ["Content-Type": "application/json"],
+///                       body: Array(#"{"operationName":"GetUser"}"#.utf8))
+/// req.json?["operationName"]   // .string("GetUser")
+/// ```
+public struct MockRequest: Sendable {
+    /// Upper-cased method.
+    public let method: String
+    public let scheme: String
+    /// Lower-cased host, without the port.
+    public let host: String
+    /// The port when the URL or `Host` header names one.
+    public let port: Int?
+    /// The path as received (percent-encoded), without the query; never empty.
+    public let path: String
+    /// The query string without `?`, or `nil`.
+    public let rawQuery: String?
+    public let headers: HTTPHeaders
+    /// The raw body bytes.
+    public let body: [UInt8]
+    /// The journal id, assigned by the engine.
+    public var id: Int = 0
+
+    private let cache = Cache()
+
+    /// Builds a request from an absolute URL (`http://host:port/path?query`) or an
+    /// origin-form target (`/path?query`, host taken from the `Host` header or `localhost`).
+    public init(method: String, url: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.method = method.asciiUppercased
+        self.headers = headers
+        self.body = body
+        var rest = Substring(url)
+        if let r = rest.range(of: "://") {
+            scheme = String(rest[..<r.lowerBound]).asciiLowercased
+            rest = rest[r.upperBound...]
+            let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+            let (h, p) = MockRequest.splitHostPort(rest[..<authorityEnd])
+            host = h
+            port = p
+            rest = rest[authorityEnd...]
+        } else {
+            scheme = "http"
+            let (h, p) = MockRequest.splitHostPort(Substring(headers["host"] ?? "localhost"))
+            host = h
+            port = p
+        }
+        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+        if let q = rest.firstIndex(of: "?") {
+            rawQuery = String(rest[rest.index(after: q)...])
+            rest = rest[..<q]
+        } else {
+            rawQuery = nil
+        }
+        let p = rest.isEmpty ? "/" : String(rest)
+        path = p.hasPrefix("/") ? p : "/" + p
+    }
+
+    /// Splits `host[:port]`, handling bracketed IPv6 literals.
+    static func splitHostPort(_ authority: Substring) -> (String, Int?) {
+        var a = authority
+        if let at = a.lastIndex(of: "@") { a = a[a.index(after: at)...] }
+        if a.hasPrefix("["), let close = a.firstIndex(of: "]") {
+            let host = String(a[...close]).asciiLowercased
+            let after = a[a.index(after: close)...]
+            return (host, after.hasPrefix(":") ? Int(after.dropFirst()) : nil)
+        }
+        if let colon = a.lastIndex(of: ":") {
+            return (String(a[..<colon]).asciiLowercased, Int(a[a.index(after: colon)...]))
+        }
+        return (String(a).asciiLowercased, nil)
+    }
+
+    /// The absolute URL, with the port only when it is not the scheme's default.
+    public var url: String {
+        var s = scheme + "://" + host
+        if let port, !(scheme == "http" && port == 80) && !(scheme == "https" && port == 443) { s += ":\(port)" }
+        s += path
+        if let rawQuery { s += "?" + rawQuery }
+        return s
+    }
+
+    /// Path segments, percent-decoded, without empty segments from a trailing slash.
+    public var pathSegments: [String] {
+        if let s = cache.segments { return s }
+        let s = path.split(separator: "/", omittingEmptySubsequences: true).map { PercentDecoding.decode($0) }
+        cache.segments = s
+        return s
+    }
+
+    /// Query items in order, percent-decoded (`+` is a space).
+    public var queryItems: [(name: String, value: String?)] {
+        if let q = cache.query { return q }
+        var items: [(name: String, value: String?)] = []
+        for part in (rawQuery ?? "").split(separator: "&", omittingEmptySubsequences: true) {
+            if let eq = part.firstIndex(of: "=") {
+                items.append((PercentDecoding.decode(part[..<eq], plusAsSpace: true),
+                              PercentDecoding.decode(part[part.index(after: eq)...], plusAsSpace: true)))
+            } else {
+                items.append((PercentDecoding.decode(part, plusAsSpace: true), nil))
+            }
+        }
+        cache.query = items
+        return items
+    }
+
+    /// The first value of a query item; an item without `=` has the value `""`.
+    public func query(_ name: String) -> String? {
+        for item in queryItems where item.name == name { return item.value ?? "" }
+        return nil
+    }
+
+    /// Cookies from the `Cookie` headers.
+    public var cookies: [String: String] {
+        var out: [String: String] = [:]
+        for header in headers.values("cookie") {
+            for pair in header.split(separator: ";") {
+                let p = pair.drop(while: { $0 == " " })
+                guard let eq = p.firstIndex(of: "=") else { continue }
+                let name = String(p[..<eq])
+                if out[name] == nil { out[name] = String(p[p.index(after: eq)...]) }
+            }
+        }
+        return out
+    }
+
+    /// The body parsed as JSON (once, then cached), or `nil` when it is not JSON.
+    public var json: JSONValue? {
+        if let parsed = cache.json { return parsed }
+        let parsed: JSONValue? = body.isEmpty ? nil : try? JSONValue(parsing: body)
+        cache.json = .some(parsed)
+        return parsed
+    }
+
+    /// The body as text (invalid UTF-8 repaired).
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+
+    /// Per-request memo of derived values. A request is handled by one thread at a time.
+    private final class Cache: @unchecked Sendable {
+        var segments: [String]?
+        var query: [(name: String, value: String?)]?
+        var json: JSONValue??
+    }
+}

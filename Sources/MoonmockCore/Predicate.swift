@@ -1,0 +1,93 @@
+/// How a query item, header or body is compared.
+public enum ValueMatcher: Sendable, CustomStringConvertible {
+    case equals(String)
+    case present
+    case absent
+    /// A matcher implemented elsewhere (a Lua pattern, a regular expression), with its description.
+    case custom(String, @Sendable (String) -> Bool)
+
+    /// `nil` when `value` is accepted, else why not (`what` names the item, e.g. `query.page`).
+    public func mismatch(_ value: String?, what: String) -> String? {
+        switch self {
+        case .equals(let want):
+            guard let value else { return "\(what): expected \(want), got nothing" }
+            return value == want ? nil : "\(what): expected \(want), got \(Self.brief(value))"
+        case .present:
+            return value == nil ? "\(what): expected present, got nothing" : nil
+        case .absent:
+            return value == nil ? nil : "\(what): expected absent, got \(Self.brief(value!))"
+        case .custom(let description, let test):
+            guard let value else { return "\(what): expected \(description), got nothing" }
+            return test(value) ? nil : "\(what): expected \(description), got \(Self.brief(value))"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .equals(let s): return s
+        case .present: return "present"
+        case .absent: return "absent"
+        case .custom(let d, _): return d
+        }
+    }
+
+    static func brief(_ s: String) -> String { s.count > 60 ? String(s.prefix(57)) + "..." : s }
+}
+
+/// One condition of a rule beyond method and path. `check` returns `nil` when the request
+/// passes, else a reason a person can read ("json.operationName: expected A, got B").
+public struct Predicate: Sendable {
+    public let description: String
+    /// Whether evaluating it runs user code (Lua); near-miss reports skip those when cheaper
+    /// conditions already failed.
+    public let isCustomCode: Bool
+    public let check: @Sendable (MockRequest) -> String?
+
+    public init(_ description: String, isCustomCode: Bool = false, check: @escaping @Sendable (MockRequest) -> String?) {
+        self.description = description
+        self.isCustomCode = isCustomCode
+        self.check = check
+    }
+
+    /// A query item (first value; an item without `=` is `""`).
+    public static func query(_ name: String, _ matcher: ValueMatcher) -> Predicate {
+        Predicate("query.\(name) \(matcher)") { matcher.mismatch($0.query(name), what: "query.\(name)") }
+    }
+
+    /// A header, by case-insensitive name.
+    public static func header(_ name: String, _ matcher: ValueMatcher) -> Predicate {
+        let lower = name.asciiLowercased
+        return Predicate("headers.\(lower) \(matcher)") { matcher.mismatch($0.headers[lower], what: "headers.\(lower)") }
+    }
+
+    /// The raw body as text.
+    public static func body(_ matcher: ValueMatcher) -> Predicate {
+        Predicate("body \(matcher)") { req in
+            matcher.mismatch(req.body.isEmpty ? nil : req.bodyText, what: "body")
+        }
+    }
+
+    /// The JSON body contains `subset` (every given key equal, recursively).
+    public static func json(_ subset: JSONValue) -> Predicate {
+        Predicate("json ⊇ \(String(decoding: subset.encoded(), as: UTF8.self))") { req in
+            guard let json = req.json else { return "json: body is not JSON" }
+            return json.firstMismatch(subset, path: "json")
+        }
+    }
+
+    /// A GraphQL request body (an object, or a batch array) whose `operationName` is `name`.
+    public static func graphQL(operation name: String) -> Predicate {
+        Predicate("json.operationName = \(name)") { req in
+            switch req.json {
+            case .object(let o)?:
+                let got = o["operationName"]?.brief ?? "nothing"
+                return got == name ? nil : "json.operationName: expected \(name), got \(got)"
+            case .array(let items)?:
+                let names = items.compactMap { $0["operationName"]?.stringValue }
+                return names.contains(name) ? nil : "json.operationName: expected \(name), got [\(names.joined(separator: ", "))]"
+            default:
+                return "json: body is not a GraphQL JSON object"
+            }
+        }
+    }
+}

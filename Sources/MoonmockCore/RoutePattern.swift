@@ -1,0 +1,110 @@
+/// A rule's URL pattern: path segments with `:name` / `{name}` parameters and a trailing
+/// `*rest` / `*` wildcard, optionally pinned to a scheme, host and port by a full URL.
+///
+/// ```swift
+/// let p = try RoutePattern("https://api.example.com/users/:id")
+/// p.match(MockRequest(method: "GET", url: "https://api.example.com/users/7"))?["id"]  // "7"
+/// ```
+public struct RoutePattern: Sendable, Equatable, CustomStringConvertible {
+    public enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+        /// Matches the rest of the path (zero or more segments); the name may be empty.
+        case rest(String)
+    }
+
+    public let segments: [Segment]
+    public let scheme: String?
+    public let host: String?
+    public let port: Int?
+    /// The text the pattern was written as.
+    public let source: String
+
+    /// A pattern that could not be parsed.
+    public struct ParseError: Error, CustomStringConvertible, Sendable {
+        public let description: String
+    }
+
+    public init(_ source: String) throws {
+        self.source = source
+        var path = Substring(source)
+        if let r = path.range(of: "://") {
+            let scheme = String(path[..<r.lowerBound]).asciiLowercased
+            self.scheme = scheme.isEmpty ? nil : scheme
+            let rest = path[r.upperBound...]
+            let end = rest.firstIndex(of: "/") ?? rest.endIndex
+            let (h, p) = MockRequest.splitHostPort(rest[..<end])
+            host = h.isEmpty ? nil : h
+            port = p
+            path = rest[end...]
+        } else {
+            scheme = nil; host = nil; port = nil
+        }
+        if path.contains("?") {
+            throw ParseError(description: "pattern '\(source)' contains a query string; match query items with query = { ... }")
+        }
+        if path.isEmpty { path = "/" }
+        guard path.hasPrefix("/") || path == "*" else {
+            throw ParseError(description: "pattern '\(source)' must start with '/' (or be a full URL)")
+        }
+        var segments: [Segment] = []
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        for (n, part) in parts.enumerated() {
+            let isLast = n == parts.count - 1
+            if part.hasPrefix("*") {
+                guard isLast else { throw ParseError(description: "pattern '\(source)': '\(part)' must be the last segment") }
+                segments.append(.rest(String(part.dropFirst())))
+            } else if part.hasPrefix(":") && part.count > 1 {
+                segments.append(.parameter(String(part.dropFirst())))
+            } else if part.hasPrefix("{") && part.hasSuffix("}") && part.count > 2 {
+                segments.append(.parameter(String(part.dropFirst().dropLast())))
+            } else {
+                segments.append(.literal(PercentDecoding.decode(part)))
+            }
+        }
+        self.segments = segments
+    }
+
+    public var description: String { source }
+
+    /// The parameters when `request` matches (path, and scheme/host/port when pinned), else `nil`.
+    public func match(_ request: MockRequest) -> [String: String]? {
+        guard originMatches(request) == nil else { return nil }
+        return matchPath(request.pathSegments)
+    }
+
+    /// `nil` when the pinned scheme/host/port accept the request, else the reason they do not.
+    public func originMatches(_ request: MockRequest) -> String? {
+        if let scheme, scheme != request.scheme { return "scheme: expected \(scheme), got \(request.scheme)" }
+        if let host, host != request.host { return "host: expected \(host), got \(request.host)" }
+        if let port, port != request.effectivePort {
+            return "port: expected \(port), got \(request.effectivePort.map(String.init) ?? "none")"
+        }
+        return nil
+    }
+
+    /// Matches percent-decoded path segments, returning the parameters.
+    public func matchPath(_ path: [String]) -> [String: String]? {
+        var params: [String: String] = [:]
+        var i = 0
+        for segment in segments {
+            switch segment {
+            case .literal(let s):
+                guard i < path.count, path[i] == s else { return nil }
+            case .parameter(let name):
+                guard i < path.count else { return nil }
+                params[name] = path[i]
+            case .rest(let name):
+                if !name.isEmpty { params[name] = path[i...].joined(separator: "/") }
+                return params
+            }
+            i += 1
+        }
+        return i == path.count ? params : nil
+    }
+}
+
+extension MockRequest {
+    /// The port, or the scheme's default when none is given.
+    public var effectivePort: Int? { port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) }
+}

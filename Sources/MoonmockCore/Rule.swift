@@ -1,0 +1,115 @@
+import Synchronization
+
+/// What a rule's responder sees: the request, the parameters its pattern captured, and the
+/// host services. Log lines written here end up in the journal entry.
+public final class RequestContext: @unchecked Sendable {
+    public let request: MockRequest
+    public let params: [String: String]
+    public let rule: Rule
+    public let state: StateStore
+    public let environment: MockEnvironment
+    /// Lines from `mock.log` / `print`, in order. One request is handled by one thread at a time.
+    public private(set) var logs: [String] = []
+
+    init(request: MockRequest, params: [String: String], rule: Rule, state: StateStore, environment: MockEnvironment) {
+        self.request = request
+        self.params = params
+        self.rule = rule
+        self.state = state
+        self.environment = environment
+    }
+
+    public func log(_ line: String) { logs.append(line) }
+}
+
+/// Turns a matched request into a response, or `nil` for "not me, try the next rule".
+public typealias Responder = @Sendable (RequestContext) throws -> MockResponse?
+
+/// A handler failure reported to the client as a 500 with the detail (e.g. a Lua traceback).
+public struct HandlerFailure: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public let detail: String?
+    public init(message: String, detail: String? = nil) {
+        self.message = message
+        self.detail = detail
+    }
+    public var description: String { detail.map { message + "\n" + $0 } ?? message }
+}
+
+/// One mock rule: method, pattern and predicates to match, a responder, and its budget.
+///
+/// ```swift
+/// let rule = try Rule(method: "GET", pattern: "/users/:id") { ctx in
+///     .json(.object(["id": .string(ctx.params["id"]!)]))
+/// }
+/// engine.add(rule)
+/// ```
+public final class Rule: Sendable {
+    /// The rule's name, else `"METHOD pattern"` (`"ANY pattern"` when any method matches).
+    public let id: String
+    /// Upper-cased method, or `nil` for any.
+    public let method: String?
+    public let pattern: RoutePattern
+    public let predicates: [Predicate]
+    /// Retire after this many responses.
+    public let times: Int?
+    /// Higher priorities are tried first; equal priorities keep registration order.
+    public let priority: Int
+    /// Where it was defined (`mocks.lua:12`), for listings and messages.
+    public let location: String?
+    let responder: Responder
+    private let claimed = Atomic<Int>(0)
+    private let served = Atomic<Int>(0)
+
+    public init(id: String? = nil, method: String?, pattern: RoutePattern, predicates: [Predicate] = [],
+                times: Int? = nil, priority: Int = 0, location: String? = nil, responder: @escaping Responder) {
+        let method = method.map(\.asciiUppercased).flatMap { $0 == "ANY" || $0 == "*" ? nil : $0 }
+        self.id = id ?? "\(method ?? "ANY") \(pattern.source)"
+        self.method = method
+        self.pattern = pattern
+        self.predicates = predicates
+        self.times = times
+        self.priority = priority
+        self.location = location
+        self.responder = responder
+    }
+
+    /// Convenience with a pattern string; throws ``RoutePattern/ParseError``.
+    public convenience init(id: String? = nil, method: String?, pattern: String, predicates: [Predicate] = [],
+                            times: Int? = nil, priority: Int = 0, responder: @escaping Responder) throws {
+        self.init(id: id, method: method, pattern: try RoutePattern(pattern), predicates: predicates,
+                  times: times, priority: priority, responder: responder)
+    }
+
+    /// Responses this rule has served.
+    public var hits: Int { served.load(ordering: .relaxed) }
+
+    /// `true` once `times` responses have been served.
+    public var isRetired: Bool {
+        guard let times else { return false }
+        return claimed.load(ordering: .relaxed) >= times
+    }
+
+    /// Reserves one use of the `times` budget; `false` when it is spent.
+    func claim() -> Bool {
+        guard let times else { return true }
+        while true {
+            let n = claimed.load(ordering: .relaxed)
+            if n >= times { return false }
+            if claimed.compareExchange(expected: n, desired: n + 1, ordering: .relaxed).exchanged { return true }
+        }
+    }
+
+    /// Gives back a reservation when the responder fell through.
+    func unclaim() {
+        if times != nil { claimed.subtract(1, ordering: .relaxed) }
+    }
+
+    func recordHit() { served.add(1, ordering: .relaxed) }
+
+    /// Method check for this rule; HEAD requests also reach GET rules.
+    func acceptsMethod(_ m: String) -> Bool {
+        guard let method else { return true }
+        return method == m || (m == "HEAD" && method == "GET")
+    }
+}

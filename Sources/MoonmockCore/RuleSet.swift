@@ -1,0 +1,101 @@
+/// An immutable, indexed list of rules. Lookup walks a trie of literal path segments per
+/// method, so its cost depends on the path's length, not on the number of rules.
+///
+/// ```swift
+/// let set = RuleSet([ruleA, ruleB])
+/// set.candidates(for: request)   // matching-path rules in evaluation order
+/// ```
+public final class RuleSet: Sendable {
+    /// Rules in evaluation order before priorities apply.
+    public let rules: [Rule]
+    private let byMethod: [String: RouteTrie]
+    private let anyMethod: RouteTrie
+    private let hasPriorities: Bool
+
+    public init(_ rules: [Rule]) {
+        self.rules = rules
+        var byMethod: [String: RouteTrie] = [:]
+        let any = RouteTrie()
+        for (index, rule) in rules.enumerated() {
+            if let m = rule.method {
+                let trie = byMethod[m] ?? RouteTrie()
+                trie.insert(rule.pattern.segments, index)
+                byMethod[m] = trie
+            } else {
+                any.insert(rule.pattern.segments, index)
+            }
+        }
+        self.byMethod = byMethod
+        anyMethod = any
+        hasPriorities = rules.contains { $0.priority != 0 }
+    }
+
+    public static let empty = RuleSet([])
+
+    /// Indices of rules whose method and path structure can match, in evaluation order:
+    /// higher priority first, then registration order.
+    func candidates(for request: MockRequest) -> [Int] {
+        let path = request.pathSegments
+        var out: [Int] = []
+        byMethod[request.method]?.collect(path, into: &out)
+        if request.method == "HEAD" { byMethod["GET"]?.collect(path, into: &out) }
+        anyMethod.collect(path, into: &out)
+        if out.count > 1 {
+            if hasPriorities {
+                out.sort { a, b in
+                    let pa = rules[a].priority, pb = rules[b].priority
+                    return pa != pb ? pa > pb : a < b
+                }
+            } else {
+                out.sort()
+            }
+        }
+        return out
+    }
+}
+
+/// A trie over path segments. Built once, then read concurrently.
+final class RouteTrie: @unchecked Sendable {
+    private final class Node {
+        var literals: [String: Node] = [:]
+        var parameter: Node?
+        var terminal: [Int] = []
+        var rest: [Int] = []
+    }
+
+    private let root = Node()
+
+    func insert(_ segments: [RoutePattern.Segment], _ index: Int) {
+        var node = root
+        for segment in segments {
+            switch segment {
+            case .literal(let s):
+                if let next = node.literals[s] { node = next } else {
+                    let next = Node(); node.literals[s] = next; node = next
+                }
+            case .parameter:
+                if let next = node.parameter { node = next } else {
+                    let next = Node(); node.parameter = next; node = next
+                }
+            case .rest:
+                node.rest.append(index)
+                return
+            }
+        }
+        node.terminal.append(index)
+    }
+
+    func collect(_ path: [String], into out: inout [Int]) {
+        walk(root, path, 0, &out)
+    }
+
+    private func walk(_ node: Node, _ path: [String], _ i: Int, _ out: inout [Int]) {
+        out.append(contentsOf: node.rest)
+        if i == path.count {
+            out.append(contentsOf: node.terminal)
+            return
+        }
+        if let next = node.literals[path[i]] { walk(next, path, i + 1, &out) }
+        if let next = node.parameter { walk(next, path, i + 1, &out) }
+    }
+}

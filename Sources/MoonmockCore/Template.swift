@@ -1,0 +1,129 @@
+import Foundation
+
+/// A response template: text with `{{ ... }}` placeholders that look values up, never run code.
+///
+/// Placeholders: `uuid`, `now` (ISO 8601), `timestamp` (epoch seconds), `state.KEY`,
+/// `req.method|url|scheme|host|port|path|body|id`, `req.params.NAME`, `req.query.NAME`,
+/// `req.headers.NAME`, `req.cookies.NAME`, `req.json.a.b.1` (array positions count from 1,
+/// as in Lua). A missing value renders as an empty string.
+///
+/// ```swift
+/// let t = try Template(#"{"id":"{{uuid}}","sku":"{{req.json.sku}}"}"#)
+/// let body = t.render(request: req, params: [:], state: state, environment: env, escapeJSON: true)
+/// ```
+public struct Template: Sendable {
+    enum Piece: Sendable {
+        case text([UInt8])
+        case value(path: [String])
+    }
+
+    let pieces: [Piece]
+
+    /// A placeholder that names nothing Moonmock knows.
+    public struct ParseError: Error, CustomStringConvertible, Sendable {
+        public let description: String
+    }
+
+    public init(_ source: String) throws {
+        var pieces: [Piece] = []
+        var rest = Substring(source)
+        while let open = rest.range(of: "{{") {
+            if open.lowerBound > rest.startIndex { pieces.append(.text(Array(rest[..<open.lowerBound].utf8))) }
+            guard let close = rest[open.upperBound...].range(of: "}}") else {
+                throw ParseError(description: "template: '{{' without a closing '}}'")
+            }
+            let expr = rest[open.upperBound..<close.lowerBound].trimmingCharacters(in: .whitespaces)
+            let path = expr.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            try Template.validate(path, expr)
+            pieces.append(.value(path: path))
+            rest = rest[close.upperBound...]
+        }
+        if !rest.isEmpty { pieces.append(.text(Array(rest.utf8))) }
+        self.pieces = pieces
+    }
+
+    private static let requestFields: Set<String> = ["method", "url", "scheme", "host", "port", "path", "body", "id"]
+    private static let requestTables: Set<String> = ["params", "query", "headers", "cookies", "json"]
+
+    private static func validate(_ path: [String], _ expr: String) throws {
+        func bad(_ why: String) -> ParseError { ParseError(description: "template: {{\(expr)}}: \(why)") }
+        guard let root = path.first, !root.isEmpty, !path.contains("") else { throw bad("empty name") }
+        switch root {
+        case "uuid", "now", "timestamp":
+            if path.count != 1 { throw bad("'\(root)' has no fields") }
+        case "state":
+            if path.count != 2 { throw bad("use state.KEY") }
+        case "req":
+            guard path.count >= 2 else { throw bad("use req.FIELD") }
+            if requestFields.contains(path[1]) {
+                if path.count != 2 { throw bad("req.\(path[1]) has no fields") }
+            } else if requestTables.contains(path[1]) {
+                if path.count < 3 { throw bad("use req.\(path[1]).NAME") }
+                if path[1] != "json" && path.count != 3 { throw bad("use req.\(path[1]).NAME") }
+            } else {
+                throw bad("unknown request field '\(path[1])'")
+            }
+        default:
+            throw bad("unknown name '\(root)' (expected req., state., uuid, now or timestamp)")
+        }
+    }
+
+    /// Renders the template. With `escapeJSON`, inserted strings are escaped for a JSON string
+    /// context and JSON values from `req.json` are inserted as JSON text.
+    public func render(request: MockRequest, params: [String: String], state: StateStore,
+                       environment: MockEnvironment, escapeJSON: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        for piece in pieces {
+            switch piece {
+            case .text(let t): out.append(contentsOf: t)
+            case .value(let path):
+                switch lookup(path, request, params, state, environment) {
+                case .none: break
+                case .string(let s)?:
+                    if escapeJSON {
+                        var quoted: [UInt8] = []
+                        JSONValue.encodeString(s, into: &quoted)
+                        out.append(contentsOf: quoted.dropFirst().dropLast())
+                    } else {
+                        out.append(contentsOf: Array(s.utf8))
+                    }
+                case let v?:
+                    out.append(contentsOf: v.encoded())
+                }
+            }
+        }
+        return out
+    }
+
+    private func lookup(_ path: [String], _ req: MockRequest, _ params: [String: String],
+                        _ state: StateStore, _ env: MockEnvironment) -> JSONValue? {
+        switch path[0] {
+        case "uuid": return .string(env.uuid())
+        case "now": return .string(env.nowISO8601())
+        case "timestamp": return .integer(Int64(env.now()))
+        case "state": return state.get(path[1])?.json
+        default: break
+        }
+        switch path[1] {
+        case "method": return .string(req.method)
+        case "url": return .string(req.url)
+        case "scheme": return .string(req.scheme)
+        case "host": return .string(req.host)
+        case "port": return req.effectivePort.map { .integer(Int64($0)) }
+        case "path": return .string(req.path)
+        case "body": return .string(req.bodyText)
+        case "id": return .integer(Int64(req.id))
+        case "params": return params[path[2]].map(JSONValue.string)
+        case "query": return req.query(path[2]).map(JSONValue.string)
+        case "headers": return req.headers[path[2]].map(JSONValue.string)
+        case "cookies": return req.cookies[path[2]].map(JSONValue.string)
+        case "json":
+            var v = req.json
+            for key in path.dropFirst(2) {
+                if case .array(let a)? = v, let n = Int(key) { v = n >= 1 && n <= a.count ? a[n - 1] : nil } else { v = v?[key] }
+            }
+            return v
+        default: return nil
+        }
+    }
+}
