@@ -152,4 +152,7 @@ static inline void mm_remove(lua_State *L, int idx) { lua_remove(L, idx); }
 // luaL_openlibs plus removal of string.dump happen in one place so no window exists.
 static inline void mm_openlibs(lua_State *L) { luaL_openlibs(L); }
 
+// LUA_RELEASE is built by macro concatenation, which Swift does not import.
+static inline const char *mm_release(void) { return LUA_RELEASE; }
+
 #endif

@@ -46,9 +46,25 @@ private func luaBridgeDispatch(_ L: OpaquePointer?) -> Int32 {
     } catch {
         let message = (error as? LuaError)?.message ?? String(describing: error)
         _ = lua_checkstack(L, 2)
-        luaL_where(L, 1)
-        LuaStack(L).push(message)
-        lua_concat(L, 2)
+        LuaStack(L).push(callerPosition(L) + message)
         return -1
     }
+}
+
+/// `"chunk:line: "` of the nearest Lua caller whose chunk is user code. Chunks named with a
+/// leading `=` (host preludes such as `=moonmock`) are skipped, so an error raised by a host
+/// function called through a prelude wrapper points at the script line that called it.
+private func callerPosition(_ L: OpaquePointer) -> String {
+    var ar = lua_Debug()
+    var level: Int32 = 1
+    while lua_getstack(L, level, &ar) != 0 {
+        level += 1
+        guard lua_getinfo(L, "Sl", &ar) != 0, ar.currentline > 0, let source = ar.source else { continue }
+        if source.pointee == UInt8(ascii: "=") { continue }
+        let shortSource = withUnsafeBytes(of: &ar.short_src) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        return "\(shortSource):\(ar.currentline): "
+    }
+    return ""
 }

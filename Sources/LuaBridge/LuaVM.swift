@@ -55,6 +55,9 @@ public final class LuaVM {
         allocState.deallocate()
     }
 
+    /// The Lua release this VM runs, e.g. `"Lua 5.4.4"`.
+    public static var luaRelease: String { String(cString: mm_release()) }
+
     /// Bytes the VM's heap uses now.
     public var memoryInUse: Int { Int(allocState.pointee.used) }
 

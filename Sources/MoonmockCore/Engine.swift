@@ -89,7 +89,7 @@ public final class Engine: Sendable {
             for index in set.candidates(for: request) {
                 let rule = set.rules[index]
                 guard let params = rule.pattern.match(request),
-                      rule.predicates.allSatisfy({ $0.check(request) == nil }),
+                      rule.predicates.allSatisfy({ $0.check(request, params) == nil }),
                       rule.claim() else { continue }
                 let context = RequestContext(request: request, params: params, rule: rule, state: state, environment: environment)
                 var error: String?

@@ -32,13 +32,14 @@ public struct NearMiss: Sendable, Equatable {
             bad.append("method: expected \(rule.method ?? "any"), got \(request.method)"); distance += 2
         }
         if let origin = rule.pattern.originMatches(request) { bad.append(origin); distance += 2 }
-        if rule.pattern.matchPath(request.pathSegments) != nil { good.append("path ok") } else {
+        let params = rule.pattern.matchPath(request.pathSegments)
+        if params != nil { good.append("path ok") } else {
             bad.append("path: expected \(pathText(rule.pattern)), got \(request.path)"); distance += 4
         }
         let cheapFailed = !bad.isEmpty
         for predicate in rule.predicates {
             if predicate.isCustomCode && (cheapFailed || !bad.isEmpty) { continue }
-            if let reason = predicate.check(request) { bad.append(reason); distance += 1 }
+            if let reason = predicate.check(request, params ?? [:]) { bad.append(reason); distance += 1 }
         }
         if bad.isEmpty {
             if rule.isRetired {

@@ -41,9 +41,9 @@ public struct Predicate: Sendable {
     /// Whether evaluating it runs user code (Lua); near-miss reports skip those when cheaper
     /// conditions already failed.
     public let isCustomCode: Bool
-    public let check: @Sendable (MockRequest) -> String?
+    public let check: @Sendable (MockRequest, [String: String]) -> String?
 
-    public init(_ description: String, isCustomCode: Bool = false, check: @escaping @Sendable (MockRequest) -> String?) {
+    public init(_ description: String, isCustomCode: Bool = false, check: @escaping @Sendable (MockRequest, [String: String]) -> String?) {
         self.description = description
         self.isCustomCode = isCustomCode
         self.check = check
@@ -51,25 +51,25 @@ public struct Predicate: Sendable {
 
     /// A query item (first value; an item without `=` is `""`).
     public static func query(_ name: String, _ matcher: ValueMatcher) -> Predicate {
-        Predicate("query.\(name) \(matcher)") { matcher.mismatch($0.query(name), what: "query.\(name)") }
+        Predicate("query.\(name) \(matcher)") { req, _ in matcher.mismatch(req.query(name), what: "query.\(name)") }
     }
 
     /// A header, by case-insensitive name.
     public static func header(_ name: String, _ matcher: ValueMatcher) -> Predicate {
         let lower = name.asciiLowercased
-        return Predicate("headers.\(lower) \(matcher)") { matcher.mismatch($0.headers[lower], what: "headers.\(lower)") }
+        return Predicate("headers.\(lower) \(matcher)") { req, _ in matcher.mismatch(req.headers[lower], what: "headers.\(lower)") }
     }
 
     /// The raw body as text.
     public static func body(_ matcher: ValueMatcher) -> Predicate {
-        Predicate("body \(matcher)") { req in
+        Predicate("body \(matcher)") { req, _ in
             matcher.mismatch(req.body.isEmpty ? nil : req.bodyText, what: "body")
         }
     }
 
     /// The JSON body contains `subset` (every given key equal, recursively).
     public static func json(_ subset: JSONValue) -> Predicate {
-        Predicate("json ⊇ \(String(decoding: subset.encoded(), as: UTF8.self))") { req in
+        Predicate("json ⊇ \(String(decoding: subset.encoded(), as: UTF8.self))") { req, _ in
             guard let json = req.json else { return "json: body is not JSON" }
             return json.firstMismatch(subset, path: "json")
         }
@@ -77,7 +77,7 @@ public struct Predicate: Sendable {
 
     /// A GraphQL request body (an object, or a batch array) whose `operationName` is `name`.
     public static func graphQL(operation name: String) -> Predicate {
-        Predicate("json.operationName = \(name)") { req in
+        Predicate("json.operationName = \(name)") { req, _ in
             switch req.json {
             case .object(let o)?:
                 let got = o["operationName"]?.brief ?? "nothing"

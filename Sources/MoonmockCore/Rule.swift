@@ -5,13 +5,14 @@ import Synchronization
 public final class RequestContext: @unchecked Sendable {
     public let request: MockRequest
     public let params: [String: String]
-    public let rule: Rule
+    /// The rule being run; `nil` while a predicate runs before any rule is chosen.
+    public let rule: Rule?
     public let state: StateStore
     public let environment: MockEnvironment
     /// Lines from `mock.log` / `print`, in order. One request is handled by one thread at a time.
     public private(set) var logs: [String] = []
 
-    init(request: MockRequest, params: [String: String], rule: Rule, state: StateStore, environment: MockEnvironment) {
+    init(request: MockRequest, params: [String: String], rule: Rule?, state: StateStore, environment: MockEnvironment) {
         self.request = request
         self.params = params
         self.rule = rule
@@ -20,6 +21,11 @@ public final class RequestContext: @unchecked Sendable {
     }
 
     public func log(_ line: String) { logs.append(line) }
+
+    /// A context for code that runs while matching (a `when` predicate), before a rule is chosen.
+    public static func probe(request: MockRequest, params: [String: String], engine: Engine) -> RequestContext {
+        RequestContext(request: request, params: params, rule: nil, state: engine.state, environment: engine.environment)
+    }
 }
 
 /// Turns a matched request into a response, or `nil` for "not me, try the next rule".

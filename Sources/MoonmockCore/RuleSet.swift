@@ -11,9 +11,13 @@ public final class RuleSet: Sendable {
     private let byMethod: [String: RouteTrie]
     private let anyMethod: RouteTrie
     private let hasPriorities: Bool
+    /// What the rules' responders need alive (a script generation and its VM). The set keeps
+    /// it for as long as the set itself is in use, e.g. by requests still in flight.
+    public let owner: (any AnyObject & Sendable)?
 
-    public init(_ rules: [Rule]) {
+    public init(_ rules: [Rule], owner: (any AnyObject & Sendable)? = nil) {
         self.rules = rules
+        self.owner = owner
         var byMethod: [String: RouteTrie] = [:]
         let any = RouteTrie()
         for (index, rule) in rules.enumerated() {

@@ -1,0 +1,28 @@
+import MoonmockCore
+
+extension Engine {
+    /// Loads a `mocks.lua` and makes its rules the engine's script rules.
+    ///
+    /// ```swift
+    /// let engine = Engine()
+    /// try engine.loadScript(file: "mocks.lua")
+    /// engine.handle(MockRequest(method: "GET", url: "http://localhost/users/7")).response.status
+    /// ```
+    @discardableResult
+    public func loadScript(file: String, options: ScriptOptions = ScriptOptions()) throws -> ScriptGeneration {
+        let generation = try ScriptGeneration.load(file: file, engine: self, options: options)
+        setScriptRules(generation.makeRuleSet())
+        return generation
+    }
+
+    /// Loads a script from text; see ``loadScript(file:options:)``.
+    @discardableResult
+    public func loadScript(source: String, name: String = "mocks.lua", baseDirectory: String? = nil,
+                           options: ScriptOptions = ScriptOptions()) throws -> ScriptGeneration {
+        let generation = try baseDirectory.map {
+            try ScriptGeneration.load(source: source, name: name, baseDirectory: $0, engine: self, options: options)
+        } ?? ScriptGeneration.load(source: source, name: name, engine: self, options: options)
+        setScriptRules(generation.makeRuleSet())
+        return generation
+    }
+}

@@ -1,0 +1,267 @@
+/// The Lua half of the `mock` API. It validates arguments where the script author can be
+/// told `file:line`, builds response values as tagged tables, and hands rules to the host.
+/// Chunk name `=moonmock`, so error positions skip it and point into the user's script.
+enum Prelude {
+    static let chunkName = "=moonmock"
+
+    static let source = #"""
+local H, getinfo, null = ...
+local type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, rawget, rawequal =
+      type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, rawget, rawequal
+local concat = table.concat
+
+local RESP, ARRAY, MATCHER = H.RESP, H.ARRAY, H.MATCHER
+local mock = {}
+
+-- "file:line: " of the first caller outside this prelude
+local function where()
+  local level = 3
+  while true do
+    local info = getinfo(level, "Sl")
+    if not info then return "" end
+    if info.source ~= "=moonmock" and info.what ~= "C" then
+      return info.short_src .. ":" .. (info.currentline or 0) .. ": "
+    end
+    level = level + 1
+  end
+end
+local function fail(msg) error(where() .. msg, 0) end
+local function check_type(v, want, what)
+  if type(v) ~= want then fail(what .. " must be a " .. want .. ", got " .. type(v)) end
+end
+local function check_opts(opts, allowed, what)
+  if opts == nil then return {} end
+  check_type(opts, "table", what .. " options")
+  for k in pairs(opts) do
+    if not allowed[k] then
+      local names = {}
+      for name in pairs(allowed) do names[#names + 1] = name end
+      table.sort(names)
+      fail(what .. ": unknown option '" .. tostring(k) .. "' (expected one of: " .. concat(names, ", ") .. ")")
+    end
+  end
+  return opts
+end
+
+local builder_opts = { status = true, headers = true, delay = true, fault = true, bytes_per_second = true }
+
+local function response(kind, fields, opts, what)
+  opts = check_opts(opts, builder_opts, what)
+  fields.kind = kind
+  if opts.status ~= nil then
+    if math.type(opts.status) ~= "integer" or opts.status < 100 or opts.status > 599 then
+      fail(what .. ": status must be an integer from 100 to 599")
+    end
+    fields.status = opts.status
+  end
+  if opts.headers ~= nil then check_type(opts.headers, "table", what .. ": headers") end
+  fields.headers = opts.headers
+  fields.delay = opts.delay
+  fields.fault = opts.fault
+  fields.bytes_per_second = opts.bytes_per_second
+  local ok, err = H.validate_response(fields)
+  if not ok then fail(what .. ": " .. err) end
+  return setmetatable(fields, RESP)
+end
+
+-- mock.json is both a builder and the JSON codec
+local json = {
+  encode = function(v) local s, err = H.json_encode(v); if s == nil then error(err, 2) end; return s end,
+  decode = function(s)
+    check_type(s, "string", "mock.json.decode argument")
+    local v, err = H.json_decode(s); if err then error(err, 2) end; return v
+  end,
+  array = function(t)
+    if t ~= nil then check_type(t, "table", "mock.json.array argument") end
+    return setmetatable(t or {}, ARRAY)
+  end,
+  null = null,
+}
+setmetatable(json, { __call = function(_, value, opts)
+  local body, err = H.json_encode(value)
+  if body == nil then fail("mock.json: " .. err) end
+  return response("json", { body = body }, opts, "mock.json")
+end })
+mock.json = json
+mock.null = null
+
+function mock.text(s, opts)
+  if type(s) ~= "string" and type(s) ~= "number" then fail("mock.text: body must be a string, got " .. type(s)) end
+  return response("text", { body = tostring(s) }, opts, "mock.text")
+end
+
+function mock.file(path, opts)
+  check_type(path, "string", "mock.file path")
+  local body, err = H.read(path)
+  if body == nil then fail("mock.file: " .. err) end
+  return response("file", { body = body, path = path }, opts, "mock.file")
+end
+
+function mock.template(source, opts)
+  check_type(source, "string", "mock.template source")
+  local id, ctype = H.template(source)
+  if id == nil then fail("mock.template: " .. ctype) end
+  return response("template", { template = id, content_type = ctype }, opts, "mock.template")
+end
+
+function mock.status(code, body)
+  if math.type(code) ~= "integer" then fail("mock.status: code must be an integer") end
+  if type(body) == "table" and getmetatable(body) ~= RESP then return mock.json(body, { status = code }) end
+  if body ~= nil and type(body) ~= "string" then fail("mock.status: body must be a string or a table") end
+  return response("text", { body = body or "", empty = body == nil }, { status = code }, "mock.status")
+end
+
+function mock.redirect(url, status)
+  check_type(url, "string", "mock.redirect url")
+  status = status or 302
+  if status ~= 301 and status ~= 302 and status ~= 303 and status ~= 307 and status ~= 308 then
+    fail("mock.redirect: status must be 301, 302, 303, 307 or 308")
+  end
+  return response("text", { body = "", empty = true }, { status = status, headers = { Location = url } }, "mock.redirect")
+end
+
+function mock.fault(kind, opts)
+  if type(kind) == "table" and opts == nil then opts, kind = kind, kind.fault end
+  check_type(kind, "string", "mock.fault kind")
+  opts = check_opts(opts, builder_opts, "mock.fault")
+  local o = {}
+  for k, v in pairs(opts) do o[k] = v end
+  o.fault = kind
+  return response("fault", { body = "" }, o, "mock.fault")
+end
+
+function mock.sequence(items)
+  check_type(items, "table", "mock.sequence argument")
+  if #items == 0 then fail("mock.sequence: needs at least one response") end
+  for i, item in ipairs(items) do
+    if type(item) == "function" then fail("mock.sequence: item " .. i .. " is a function; use response values") end
+  end
+  local id, err = H.sequence_id()
+  if id == nil then fail("mock.sequence: " .. err) end
+  return setmetatable({ kind = "sequence", items = items, id = id }, RESP)
+end
+
+for _, name in ipairs { "proxy", "bundle", "stubs", "variants" } do
+  mock[name] = function() fail("mock." .. name .. " is reserved and not available in this version of Moonmock") end
+end
+
+-- matchers for query/headers/body
+mock.present = setmetatable({ kind = "present" }, MATCHER)
+mock.absent = setmetatable({ kind = "absent" }, MATCHER)
+function mock.match(pattern)
+  check_type(pattern, "string", "mock.match pattern")
+  local ok, err = pcall(string.find, "", pattern)
+  if not ok then fail("mock.match: invalid Lua pattern '" .. pattern .. "': " .. tostring(err)) end
+  return setmetatable({ kind = "match", pattern = pattern }, MATCHER)
+end
+
+-- rules
+local rule_opts = { status = true, headers = true, delay = true, times = true, name = true, priority = true }
+local graphql_opts = { status = true, headers = true, delay = true, times = true, name = true, priority = true, path = true }
+
+local function register(spec, what)
+  spec.where = where()
+  local ok, err = H.register(spec)
+  if not ok then fail(what .. ": " .. err) end
+end
+
+local function verb(method)
+  return function(pattern, handler, opts)
+    local what = "mock." .. (method and method:lower() or "any")
+    check_type(pattern, "string", what .. " pattern")
+    if handler == nil then fail(what .. ": missing handler (a function or a response value)") end
+    opts = check_opts(opts, rule_opts, what)
+    register({ method = method, path = pattern, respond = handler, opts = opts }, what)
+  end
+end
+for _, m in ipairs { "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS" } do mock[m:lower()] = verb(m) end
+mock.any = verb(nil)
+
+function mock.graphql(operation, handler, opts)
+  check_type(operation, "string", "mock.graphql operation name")
+  if handler == nil then fail("mock.graphql: missing handler (a function or a response value)") end
+  opts = check_opts(opts, graphql_opts, "mock.graphql")
+  local path = opts.path or "/graphql"
+  check_type(path, "string", "mock.graphql path")
+  register({ method = "POST", path = path, respond = handler, opts = opts, graphql = operation,
+             default_name = "graphql " .. operation }, "mock.graphql")
+end
+
+local route_keys = { method = true, path = true, url = true, host = true, query = true, headers = true, json = true,
+                     body = true, when = true, respond = true, times = true, name = true, priority = true,
+                     status = true, delay = true }
+function mock.route(spec)
+  check_type(spec, "table", "mock.route argument")
+  check_opts(spec, route_keys, "mock.route")
+  if spec.respond == nil then fail("mock.route: missing respond") end
+  if spec.path ~= nil and spec.url ~= nil then fail("mock.route: give path or url, not both") end
+  local pattern = spec.url or spec.path or "/*"
+  check_type(pattern, "string", "mock.route path")
+  if spec.method ~= nil then check_type(spec.method, "string", "mock.route method") end
+  if spec.when ~= nil then check_type(spec.when, "function", "mock.route when") end
+  local method = spec.method and spec.method:upper() or nil
+  if method == "ANY" or method == "*" then method = nil end
+  register({ method = method, path = pattern, respond = spec.respond, host = spec.host, query = spec.query,
+             headers = spec.headers, json = spec.json, body = spec.body, when = spec.when,
+             opts = { times = spec.times, name = spec.name, priority = spec.priority, status = spec.status,
+                      delay = spec.delay } }, "mock.route")
+end
+
+-- host services
+local state = {}
+local function self_arg(first, ...)
+  if rawequal(first, state) then return ... end
+  return first, ...
+end
+for _, name in ipairs { "get", "set", "add", "incr", "delete", "keys", "flush" } do
+  local f = H["state_" .. name]
+  state[name] = function(...)
+    local r, err = f(self_arg(...))
+    if err ~= nil then error(err, 2) end
+    return r
+  end
+end
+mock.state = state
+
+function mock.read(path)
+  check_type(path, "string", "mock.read path")
+  local body, err = H.read(path)
+  if body == nil then error(err, 2) end
+  return body
+end
+
+function mock.log(...)
+  local parts = {}
+  for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
+  H.log(concat(parts, " "))
+end
+print = function(...)
+  local parts = {}
+  for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
+  H.log(concat(parts, "\t"))
+end
+
+mock.now = H.now
+mock.uuid = H.uuid
+math.random = H.random
+math.randomseed = function() end
+
+-- require: modules from the script folder and the library folders, loaded once per generation
+local loaded = {}
+require = function(name)
+  check_type(name, "string", "require name")
+  local cached = loaded[name]
+  if cached ~= nil then return cached end
+  local source, chunkname = H.find_module(name)
+  if source == nil then error(chunkname, 2) end
+  local chunk, err = load(source, chunkname, "t")
+  if not chunk then error(err, 0) end
+  local result = chunk(name)
+  if result == nil then result = true end
+  loaded[name] = result
+  return result
+end
+
+return mock
+"""#
+}

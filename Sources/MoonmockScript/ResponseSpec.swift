@@ -1,0 +1,43 @@
+import MoonmockCore
+
+/// A response value from the script, resolved to Swift once: fixed bytes, a template rendered
+/// per request, or a sequence that advances per hit.
+indirect enum ResponseSpec: Sendable {
+    case fixed(MockResponse, explicitStatus: Bool)
+    case template(Template, base: MockResponse, escapeJSON: Bool, explicitStatus: Bool)
+    case sequence(id: Int, items: [ResponseSpec])
+
+    /// The response for one request.
+    func realize(_ context: RequestContext, _ generation: ScriptGeneration) -> (MockResponse, explicitStatus: Bool) {
+        switch self {
+        case .fixed(let response, let explicit):
+            return (response, explicit)
+        case .template(let template, let base, let escapeJSON, let explicit):
+            var response = base
+            response.body = template.render(request: context.request, params: context.params, state: context.state,
+                                            environment: context.environment, escapeJSON: escapeJSON)
+            return (response, explicit)
+        case .sequence(let id, let items):
+            let n = generation.sequenceHits.withLock { hits in
+                defer { hits[id, default: 0] += 1 }
+                return hits[id, default: 0]
+            }
+            return items[min(n, items.count - 1)].realize(context, generation)
+        }
+    }
+}
+
+/// Rule-level `opts` (status, headers, delay) applied on top of what a handler returns.
+struct RuleDefaults: Sendable {
+    var status: Int?
+    var headers = HTTPHeaders()
+    var delay: DelaySpec?
+
+    func apply(to response: MockResponse, explicitStatus: Bool) -> MockResponse {
+        var r = response
+        if let status, !explicitStatus, r.fault == nil { r.status = status }
+        for field in headers where r.headers[field.name] == nil { r.headers.add(field.name, field.value) }
+        if r.delay == nil { r.delay = delay }
+        return r
+    }
+}

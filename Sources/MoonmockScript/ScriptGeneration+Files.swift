@@ -1,0 +1,111 @@
+import Foundation
+import LuaBridge
+import MoonmockCore
+
+extension ScriptGeneration {
+    /// Resolves `path` against the script's folder, refusing absolute paths, `..` and symlinks
+    /// that lead outside it (unless `--unsafe`). Returns the absolute path.
+    func resolve(_ path: String, in root: URL? = nil) throws -> String {
+        let root = (root ?? baseDirectory).standardizedFileURL
+        if options.unsafe {
+            return path.hasPrefix("/") ? path : root.appendingPathComponent(path).standardizedFileURL.path
+        }
+        if path.hasPrefix("/") || path.hasPrefix("~") {
+            throw LuaError.host("'\(path)' is outside the script folder (absolute paths are refused; use --unsafe for trusted scripts)")
+        }
+        if path.split(separator: "/").contains("..") {
+            throw LuaError.host("'\(path)' is outside the script folder ('..' is refused)")
+        }
+        let candidate = root.appendingPathComponent(path).standardizedFileURL.path
+        let realRoot = root.resolvingSymlinksInPath().path
+        let real = URL(fileURLWithPath: candidate).resolvingSymlinksInPath().path
+        if real != realRoot && !real.hasPrefix(realRoot.hasSuffix("/") ? realRoot : realRoot + "/") {
+            throw LuaError.host("'\(path)' is outside the script folder (a symlink leads out)")
+        }
+        return candidate
+    }
+
+    /// Reads a fixture relative to the script folder and records it as a dependency.
+    func readFile(_ path: String) throws -> [UInt8] {
+        let absolute = try resolve(path)
+        depend(on: absolute)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) else {
+            throw LuaError.host("fixture '\(path)' not found (looked in \(baseDirectory.path))")
+        }
+        guard !isDirectory.boolValue, let data = FileManager.default.contents(atPath: absolute) else {
+            throw LuaError.host("cannot read '\(path)'")
+        }
+        return Array(data)
+    }
+
+    /// Compiles a template from inline text or from a file (a string without `{{` or a line
+    /// break that ends in an extension is a path). Returns its id and content type.
+    func compileTemplate(_ source: String) throws -> (Int, String) {
+        if let id = templateIDs[source] { return (id, templateContentTypes[id]) }
+        var text = source
+        var contentType: String
+        let looksLikePath = !source.contains("{{") && !source.contains("\n") && !source.contains(" ")
+            && source.split(separator: "/").last?.contains(".") == true
+        if looksLikePath {
+            text = String(decoding: try readFile(source), as: UTF8.self)
+            contentType = MIMEType.forPath(source)
+        } else {
+            let first = source.first { !$0.isWhitespace }
+            contentType = first == "{" || first == "[" ? "application/json" : "text/plain; charset=utf-8"
+        }
+        let template: Template
+        do { template = try Template(text) } catch { throw LuaError.host(String(describing: error)) }
+        templates.append(template)
+        templateContentTypes.append(contentType)
+        let id = templates.count - 1
+        templateIDs[source] = id
+        return (id, contentType)
+    }
+
+    /// Finds `name.lua` (dots are folder separators) in the script folder, then in the library
+    /// folders; returns its source and chunk name, and records it as a dependency.
+    func findModule(_ name: String) throws -> ([UInt8], String) {
+        guard !name.isEmpty, !name.contains("/"), !name.hasPrefix("."), !name.contains("..") else {
+            throw LuaError.host("invalid module name '\(name)'")
+        }
+        let relative = name.replacingOccurrences(of: ".", with: "/") + ".lua"
+        var tried: [String] = []
+        let roots = [baseDirectory] + options.libraryPaths.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        for root in roots {
+            guard let path = try? resolve(relative, in: root) else { continue }
+            tried.append(path)
+            if let data = FileManager.default.contents(atPath: path) {
+                depend(on: path)
+                return (Array(data), "@" + relative)
+            }
+            depend(on: path)   // so creating it later triggers a reload
+        }
+        throw LuaError.host("module '\(name)' not found; tried:\n\t" + tried.joined(separator: "\n\t"))
+    }
+}
+
+/// Content types by file extension.
+public enum MIMEType {
+    public static func forPath(_ path: String) -> String {
+        let ext = path.split(separator: "/").last.flatMap { $0.contains(".") ? $0.split(separator: ".").last : nil }
+        switch ext.map({ String($0).lowercased() }) {
+        case "json": return "application/json"
+        case "txt", "text": return "text/plain; charset=utf-8"
+        case "html", "htm": return "text/html; charset=utf-8"
+        case "xml": return "application/xml"
+        case "css": return "text/css; charset=utf-8"
+        case "js", "mjs": return "text/javascript; charset=utf-8"
+        case "csv": return "text/csv; charset=utf-8"
+        case "svg": return "image/svg+xml"
+        case "png": return "image/png"
+        case "jpg", "jpeg": return "image/jpeg"
+        case "gif": return "image/gif"
+        case "webp": return "image/webp"
+        case "pdf": return "application/pdf"
+        case "graphql", "gql": return "application/graphql"
+        case "yaml", "yml": return "application/yaml"
+        default: return "application/octet-stream"
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import CLua
+import Foundation
+import LuaBridge
+import MoonmockCore
+
+extension ScriptGeneration {
+    /// Builds the `mock` global: host functions in a private table handed to the prelude.
+    func installAPI() throws {
+        let s = vm.stack
+        let L = vm.state
+        let registry = mm_registryindex()
+
+        // Pristine string.find for mock.match, before any script can replace it.
+        lua_getglobal(L, "string")
+        s.getField(-1, "find")
+        refs.stringFind = luaL_ref(L, registry)
+        s.pop()
+
+        s.newTable()
+        let H = s.top
+        for name in ["RESP", "ARRAY", "MATCHER"] {
+            s.newTable()
+            s.pushValue(at: -1)
+            let ref = luaL_ref(L, registry)
+            switch name {
+            case "RESP": refs.resp = ref
+            case "ARRAY": refs.array = ref
+            default: refs.matcher = ref
+            }
+            s.setField(H, name)
+        }
+        installRequestMetatable()
+
+        vm.setFunction("register", in: H) { [unowned self] stack in try self.hostRegister(stack) }
+        vm.setFunction("validate_response", in: H) { [unowned self] stack in
+            do { _ = try self.responseSpec(at: 1, stack) } catch { stack.pushNil(); stack.push(message(error)); return 2 }
+            stack.push(true); return 1
+        }
+        vm.setFunction("json_encode", in: H) { [unowned self] stack in
+            do {
+                let value = try self.json(at: 1, stack)
+                stack.push(bytes: value.encoded())
+                return 1
+            } catch { stack.pushNil(); stack.push(message(error)); return 2 }
+        }
+        vm.setFunction("json_decode", in: H) { [unowned self] stack in
+            do {
+                let value = try JSONValue(parsing: try stack.checkBytes(1))
+                self.push(json: value, stack)
+                return 1
+            } catch { stack.pushNil(); stack.push(message(error)); return 2 }
+        }
+        vm.setFunction("read", in: H) { [unowned self] stack in
+            do {
+                stack.push(bytes: try self.readFile(try stack.checkString(1, "path")))
+                return 1
+            } catch { stack.pushNil(); stack.push(message(error)); return 2 }
+        }
+        vm.setFunction("template", in: H) { [unowned self] stack in
+            do {
+                let (id, contentType) = try self.compileTemplate(try stack.checkString(1))
+                stack.push(id); stack.push(contentType)
+                return 2
+            } catch { stack.pushNil(); stack.push(message(error)); return 2 }
+        }
+        vm.setFunction("sequence_id", in: H) { [unowned self] stack in
+            guard self.loading else {
+                stack.pushNil(); stack.push("sequences must be created while the script loads, not inside a handler")
+                return 2
+            }
+            self.sequenceCount += 1
+            stack.push(self.sequenceCount)
+            return 1
+        }
+        vm.setFunction("log", in: H) { [unowned self] stack in
+            let line = stack.string(at: 1) ?? ""
+            if let current = self.current { current.log(line) } else {
+                self.loadLogs.append(line)
+                self.options.loadLog?(line)
+            }
+            return 0
+        }
+        vm.setFunction("now", in: H) { [unowned self] stack in stack.push(self.engine.environment.now()); return 1 }
+        vm.setFunction("uuid", in: H) { [unowned self] stack in stack.push(self.engine.environment.uuid()); return 1 }
+        vm.setFunction("random", in: H) { [unowned self] stack in try self.hostRandom(stack) }
+        vm.setFunction("find_module", in: H) { [unowned self] stack in
+            do {
+                let (source, chunk) = try self.findModule(try stack.checkString(1, "module name"))
+                stack.push(bytes: source); stack.push(chunk)
+                return 2
+            } catch { stack.pushNil(); stack.push(message(error)); return 2 }
+        }
+        installStateFunctions(H)
+
+        // prelude(H, debug.getinfo, null) -> mock
+        try vm.load(Prelude.source, chunkName: Prelude.chunkName)
+        s.pushValue(at: H)
+        lua_getfield(L, registry, LuaVM.debugRegistryKey)
+        s.getField(-1, "getinfo")
+        mm_remove(L, -2)
+        lua_pushlightuserdata(L, nil)
+        try vm.call(arguments: 3, results: 1)
+        lua_setglobal(L, "mock")
+        s.pop()   // H
+    }
+
+    private func installStateFunctions(_ H: Int32) {
+        let state = engine.state
+        vm.setFunction("state_get", in: H) { stack in
+            pushState(state.get(try stack.checkString(1, "key")), stack); return 1
+        }
+        vm.setFunction("state_set", in: H) { stack in
+            let key = try stack.checkString(1, "key")
+            state.set(key, try stateValue(at: 2, stack), ttl: stack.number(at: 3))
+            return 0
+        }
+        vm.setFunction("state_add", in: H) { stack in
+            let key = try stack.checkString(1, "key")
+            guard let value = try stateValue(at: 2, stack) else { throw LuaError.host("state:add needs a value") }
+            stack.push(state.add(key, value, ttl: stack.number(at: 3)))
+            return 1
+        }
+        vm.setFunction("state_incr", in: H) { stack in
+            let key = try stack.checkString(1, "key")
+            let by = stack.isNil(at: 2) ? StateValue.integer(1) : try number(at: 2, stack, "increment")
+            let initial = stack.isNil(at: 3) ? StateValue.integer(0) : try number(at: 3, stack, "initial value")
+            do { pushState(try state.incr(key, by: by, initial: initial), stack); return 1 }
+            catch { stack.pushNil(); stack.push(message(error)); return 2 }
+        }
+        vm.setFunction("state_delete", in: H) { stack in
+            stack.push(state.delete(try stack.checkString(1, "key"))); return 1
+        }
+        vm.setFunction("state_keys", in: H) { stack in
+            let keys = state.keys()
+            guard stack.ensure(3) else { throw LuaError.host("stack overflow") }
+            stack.newTable(array: Int32(clamping: keys.count))
+            for (i, k) in keys.enumerated() { stack.push(k); stack.setIndex(-2, Int64(i + 1)) }
+            return 1
+        }
+        vm.setFunction("state_flush", in: H) { _ in state.flush(); return 0 }
+    }
+
+    private func hostRandom(_ stack: LuaStack) throws -> Int32 {
+        let random = engine.environment.random
+        switch stack.top {
+        case 0:
+            stack.push(random.unit())
+        case 1:
+            let m = try stack.checkInteger(1, "upper bound")
+            guard m >= 1 else { throw LuaError.host("bad argument #1 to 'random' (interval is empty)") }
+            stack.push(random.integer(in: 1...m))
+        default:
+            let lo = try stack.checkInteger(1, "lower bound"), hi = try stack.checkInteger(2, "upper bound")
+            guard lo <= hi else { throw LuaError.host("bad argument #2 to 'random' (interval is empty)") }
+            stack.push(random.integer(in: lo...hi))
+        }
+        return 1
+    }
+}
+
+/// The text of an error thrown inside a host function.
+func message(_ error: Error) -> String {
+    if let e = error as? LuaError { return e.message }
+    return String(describing: error)
+}
+
+private func pushState(_ value: StateValue?, _ stack: LuaStack) {
+    switch value {
+    case nil: stack.pushNil()
+    case .bool(let b)?: stack.push(b)
+    case .integer(let i)?: stack.push(i)
+    case .double(let d)?: stack.push(d)
+    case .string(let s)?: stack.push(s)
+    }
+}
+
+private func stateValue(at i: Int32, _ stack: LuaStack) throws -> StateValue? {
+    switch stack.type(at: i) {
+    case LUA_TNIL, LUA_TNONE: return nil
+    case LUA_TBOOLEAN: return .bool(stack.bool(at: i))
+    case LUA_TNUMBER:
+        if lua_isinteger(stack.L, i) != 0 { return .integer(lua_tointegerx(stack.L, i, nil)) }
+        return .double(stack.number(at: i) ?? 0)
+    case LUA_TSTRING: return .string(stack.string(at: i) ?? "")
+    default: throw LuaError.host("mock.state values are nil, booleans, numbers or strings, got \(stack.typeName(at: i))")
+    }
+}
+
+private func number(at i: Int32, _ stack: LuaStack, _ what: String) throws -> StateValue {
+    guard stack.type(at: i) == LUA_TNUMBER else { throw LuaError.host("bad \(what) (number expected, got \(stack.typeName(at: i)))") }
+    if lua_isinteger(stack.L, i) != 0 { return .integer(lua_tointegerx(stack.L, i, nil)) }
+    return .double(stack.number(at: i) ?? 0)
+}

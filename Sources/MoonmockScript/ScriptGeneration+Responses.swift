@@ -1,0 +1,159 @@
+import CLua
+import LuaBridge
+import MoonmockCore
+
+extension ScriptGeneration {
+    /// Converts the value at `i` to a response: `nil`/`false` → `nil` (fall through), a string →
+    /// `text/plain`, a `mock.*` response value, or any other table → JSON 200.
+    func responseSpec(at i: Int32, _ stack: LuaStack) throws -> ResponseSpec? {
+        switch stack.type(at: i) {
+        case LUA_TNIL, LUA_TNONE: return nil
+        case LUA_TBOOLEAN where !stack.bool(at: i): return nil
+        case LUA_TSTRING:
+            var r = MockResponse(status: 200, body: stack.bytes(at: i) ?? [])
+            r.headers["Content-Type"] = "text/plain; charset=utf-8"
+            return .fixed(r, explicitStatus: false)
+        case LUA_TTABLE:
+            let t = stack.absolute(i)
+            if hasMetatable(t, refs.resp, stack) { return try responseValue(t, stack) }
+            return .fixed(.json(try json(at: t, stack)), explicitStatus: false)
+        default:
+            throw LuaError.host("a handler must return a table, a string, a mock.* response or nil, not a \(stack.typeName(at: i))")
+        }
+    }
+
+    private func responseValue(_ t: Int32, _ stack: LuaStack) throws -> ResponseSpec {
+        guard stack.ensure(6) else { throw LuaError.host("stack overflow") }
+        stack.getField(t, "kind")
+        let kind = stack.string(at: -1) ?? ""
+        stack.pop()
+
+        if kind == "sequence" {
+            stack.getField(t, "id")
+            let id = Int(stack.integer(at: -1) ?? 0)
+            stack.pop()
+            stack.getField(t, "items")
+            defer { stack.pop() }
+            let items = stack.top
+            var specs: [ResponseSpec] = []
+            for k in 1...max(1, stack.rawLength(items)) {
+                stack.getIndex(items, Int64(k))
+                defer { stack.pop() }
+                guard let spec = try responseSpec(at: -1, stack) else { throw LuaError.host("sequence item \(k) is nil") }
+                specs.append(spec)
+            }
+            return .sequence(id: id, items: specs)
+        }
+
+        var response = MockResponse()
+        var explicit = false
+        if stack.getField(t, "status") == LUA_TNUMBER {
+            response.status = Int(stack.integer(at: -1) ?? 200)
+            explicit = true
+        }
+        stack.pop()
+        stack.getField(t, "body")
+        response.body = stack.bytes(at: -1) ?? []
+        stack.pop()
+        stack.getField(t, "empty")
+        let empty = stack.bool(at: -1)
+        stack.pop()
+
+        switch kind {
+        case "json": response.headers["Content-Type"] = "application/json"
+        case "text": if !empty { response.headers["Content-Type"] = "text/plain; charset=utf-8" }
+        case "file":
+            stack.getField(t, "path")
+            response.headers["Content-Type"] = MIMEType.forPath(stack.string(at: -1) ?? "")
+            stack.pop()
+        case "template":
+            stack.getField(t, "content_type")
+            response.headers["Content-Type"] = stack.string(at: -1)
+            stack.pop()
+        case "fault": break
+        default: throw LuaError.host("unknown response kind '\(kind)'")
+        }
+
+        if stack.getField(t, "headers") == LUA_TTABLE {
+            for (name, value) in try stringPairs(at: -1, stack, "headers") { response.headers[name] = value }
+        }
+        stack.pop()
+        stack.getField(t, "delay")
+        response.delay = try delaySpec(at: -1, stack)
+        stack.pop()
+
+        if stack.getField(t, "fault") != LUA_TNIL {
+            let name = stack.string(at: -1) ?? ""
+            stack.getField(t, "bytes_per_second")
+            let bps = stack.integer(at: -1)
+            stack.pop()
+            if let bps, bps <= 0 { stack.pop(); throw LuaError.host("bytes_per_second must be positive") }
+            guard let fault = Fault(name: name, bytesPerSecond: bps.map { Int($0) }) else {
+                stack.pop()
+                throw LuaError.host("unknown fault '\(name)' (expected one of: \(Fault.names.joined(separator: ", ")))")
+            }
+            response.fault = fault
+            if kind == "fault", case .dribble = fault {} else if kind == "fault" { response.status = 0 }
+        }
+        stack.pop()
+
+        if kind == "template" {
+            stack.getField(t, "template")
+            let id = Int(stack.integer(at: -1) ?? 0)
+            stack.pop()
+            let escape = response.headers["Content-Type"]?.contains("json") ?? false
+            return .template(templates[id], base: response, escapeJSON: escape, explicitStatus: explicit)
+        }
+        return .fixed(response, explicitStatus: explicit)
+    }
+
+    /// `{ name = value }` pairs of strings (numbers accepted as values), sorted by name.
+    func stringPairs(at i: Int32, _ stack: LuaStack, _ what: String) throws -> [(String, String)] {
+        let t = stack.absolute(i)
+        var pairs: [(String, String)] = []
+        lua_pushnil(stack.L)
+        while lua_next(stack.L, t) != 0 {
+            defer { stack.pop() }
+            guard stack.isString(at: -2), let key = stack.string(at: -2) else {
+                lua_settop(stack.L, t)
+                throw LuaError.host("\(what) names must be strings")
+            }
+            guard let value = stack.string(at: -1) else {
+                let type = stack.typeName(at: -1)
+                lua_settop(stack.L, t)
+                throw LuaError.host("\(what).\(key) must be a string, got \(type)")
+            }
+            pairs.append((key, value))
+        }
+        return pairs.sorted { $0.0 < $1.0 }
+    }
+
+    /// `delay`: milliseconds, `{ min =, max = }` or `{ median =, sigma = }`.
+    func delaySpec(at i: Int32, _ stack: LuaStack) throws -> DelaySpec? {
+        switch stack.type(at: i) {
+        case LUA_TNIL, LUA_TNONE: return nil
+        case LUA_TNUMBER:
+            let ms = stack.number(at: i) ?? 0
+            guard ms >= 0 else { throw LuaError.host("delay must not be negative") }
+            return .fixed(ms)
+        case LUA_TTABLE:
+            let t = stack.absolute(i)
+            func field(_ name: String) -> Double? {
+                stack.getField(t, name)
+                defer { stack.pop() }
+                return stack.number(at: -1)
+            }
+            if let lo = field("min"), let hi = field("max") {
+                guard lo >= 0, hi >= lo else { throw LuaError.host("delay needs 0 <= min <= max") }
+                return .uniform(min: lo, max: hi)
+            }
+            if let median = field("median"), let sigma = field("sigma") {
+                guard median > 0, sigma >= 0 else { throw LuaError.host("delay needs median > 0 and sigma >= 0") }
+                return .logNormal(median: median, sigma: sigma)
+            }
+            throw LuaError.host("delay must be milliseconds, { min =, max = } or { median =, sigma = }")
+        default:
+            throw LuaError.host("delay must be a number or a table, got \(stack.typeName(at: i))")
+        }
+    }
+}

@@ -1,0 +1,219 @@
+import CLua
+import LuaBridge
+import MoonmockCore
+
+extension ScriptGeneration {
+    /// `H.register(spec)`: turns the prelude's rule table into a ``Rule``. Returns `true`, or
+    /// `nil, message` for the prelude to raise at the script's line.
+    func hostRegister(_ stack: LuaStack) throws -> Int32 {
+        do {
+            registered.append(try makeRule(stack))
+            stack.push(true)
+            return 1
+        } catch {
+            stack.pushNil()
+            stack.push(message(error))
+            return 2
+        }
+    }
+
+    private func makeRule(_ stack: LuaStack) throws -> Rule {
+        guard stack.isTable(at: 1), stack.ensure(8) else { throw LuaError.host("bad rule") }
+        let L = stack.L
+        func string(_ key: String, in t: Int32 = 1) -> String? {
+            stack.getField(t, key)
+            defer { stack.pop() }
+            return stack.string(at: -1)
+        }
+
+        let method = string("method")
+        let patternText = string("path") ?? "/"
+        let pattern: RoutePattern
+        do { pattern = try RoutePattern(patternText) } catch { throw LuaError.host(String(describing: error)) }
+        var location = string("where") ?? ""
+        if location.hasSuffix(": ") { location.removeLast(2) }
+
+        // rule opts
+        stack.getField(1, "opts")
+        let opts = stack.top
+        var defaults = RuleDefaults()
+        var times: Int?
+        var priority = 0
+        var name = string("name", in: opts) ?? string("default_name")
+        if stack.getField(opts, "status") != LUA_TNIL {
+            guard let s = stack.integer(at: -1), (100...599).contains(s) else { throw LuaError.host("status must be an integer from 100 to 599") }
+            defaults.status = Int(s)
+        }
+        stack.pop()
+        if stack.getField(opts, "headers") == LUA_TTABLE {
+            for (k, v) in try stringPairs(at: -1, stack, "headers") { defaults.headers[k] = v }
+        } else if !stack.isNil(at: -1) {
+            throw LuaError.host("headers must be a table")
+        }
+        stack.pop()
+        stack.getField(opts, "delay")
+        defaults.delay = try delaySpec(at: -1, stack)
+        stack.pop()
+        if stack.getField(opts, "times") != LUA_TNIL {
+            guard let n = stack.integer(at: -1), n >= 1 else { throw LuaError.host("times must be a positive integer") }
+            times = Int(n)
+        }
+        stack.pop()
+        if stack.getField(opts, "priority") != LUA_TNIL {
+            guard let n = stack.integer(at: -1) else { throw LuaError.host("priority must be an integer") }
+            priority = Int(n)
+        }
+        stack.pop()
+        if name != nil && name!.isEmpty { name = nil }
+        stack.pop()   // opts
+
+        // predicates
+        var predicates: [Predicate] = []
+        if let host = string("host") {
+            let want = host.asciiLowercased
+            predicates.append(Predicate("host = \(want)") { req, _ in
+                req.host == want ? nil : "host: expected \(want), got \(req.host)"
+            })
+        }
+        if let op = string("graphql") { predicates.append(.graphQL(operation: op)) }
+        for (field, make) in [("query", Predicate.query), ("headers", Predicate.header)] as [(String, (String, ValueMatcher) -> Predicate)] {
+            if stack.getField(1, field) == LUA_TTABLE {
+                let t = stack.top
+                var entries: [(String, ValueMatcher)] = []
+                lua_pushnil(L)
+                while lua_next(L, t) != 0 {
+                    guard let key = stack.isString(at: -2) ? stack.string(at: -2) : nil else {
+                        throw LuaError.host("\(field) names must be strings")
+                    }
+                    entries.append((key, try valueMatcher(at: -1, stack, "\(field).\(key)")))
+                    stack.pop()
+                }
+                predicates += entries.sorted { $0.0 < $1.0 }.map { make($0.0, $0.1) }
+            } else if !stack.isNil(at: -1) {
+                throw LuaError.host("\(field) must be a table")
+            }
+            stack.pop()
+        }
+        if stack.getField(1, "json") != LUA_TNIL {
+            guard stack.isTable(at: -1) else { throw LuaError.host("json must be a table (a subset of the expected body)") }
+            predicates.append(.json(try json(at: -1, stack)))
+        }
+        stack.pop()
+        if stack.getField(1, "body") != LUA_TNIL {
+            predicates.append(.body(try valueMatcher(at: -1, stack, "body")))
+        }
+        stack.pop()
+        if stack.getField(1, "when") == LUA_TFUNCTION {
+            let ref = luaL_ref(L, mm_registryindex())
+            predicates.append(Predicate("when(req)", isCustomCode: true) { [unowned self] req, params in
+                self.callWhen(ref, req, params)
+            })
+        } else {
+            stack.pop()
+        }
+
+        // responder
+        let ruleDefaults = defaults
+        stack.getField(1, "respond")
+        let responder: Responder
+        if stack.isFunction(at: -1) {
+            let ref = luaL_ref(L, mm_registryindex())
+            responder = { [unowned self] context in
+                guard let (response, explicit) = try self.callHandler(ref, context) else { return nil }
+                return ruleDefaults.apply(to: response, explicitStatus: explicit)
+            }
+        } else {
+            guard let spec = try responseSpec(at: -1, stack) else { throw LuaError.host("missing handler") }
+            stack.pop()
+            responder = { [unowned self] context in
+                let (response, explicit) = spec.realize(context, self)
+                return ruleDefaults.apply(to: response, explicitStatus: explicit)
+            }
+        }
+        return Rule(id: name, method: method, pattern: pattern, predicates: predicates, times: times,
+                    priority: priority, location: location.isEmpty ? nil : location, responder: responder)
+    }
+
+    /// A string (equality), a number (as text), `mock.present`, `mock.absent` or `mock.match(p)`.
+    private func valueMatcher(at i: Int32, _ stack: LuaStack, _ what: String) throws -> ValueMatcher {
+        switch stack.type(at: i) {
+        case LUA_TSTRING, LUA_TNUMBER:
+            return .equals(stack.string(at: i) ?? "")
+        case LUA_TTABLE where hasMetatable(stack.absolute(i), refs.matcher, stack):
+            let t = stack.absolute(i)
+            stack.getField(t, "kind")
+            let kind = stack.string(at: -1)
+            stack.pop()
+            switch kind {
+            case "present": return .present
+            case "absent": return .absent
+            default:
+                stack.getField(t, "pattern")
+                let pattern = stack.string(at: -1) ?? ""
+                stack.pop()
+                return .custom("match '\(pattern)'") { [unowned self] value in self.luaFind(pattern, in: value) }
+            }
+        default:
+            throw LuaError.host("\(what) must be a string, mock.present, mock.absent or mock.match(...), got \(stack.typeName(at: i))")
+        }
+    }
+
+    // MARK: calls into the VM at request time
+
+    /// Runs a handler function; returns its response, or `nil` when it returned nil/false.
+    func callHandler(_ ref: Int32, _ context: RequestContext) throws -> (MockResponse, explicitStatus: Bool)? {
+        let spec: ResponseSpec? = try withVM(context) {
+            let stack = vm.stack
+            let top = stack.top
+            defer { stack.top = top }
+            lua_rawgeti(vm.state, mm_registryindex(), lua_Integer(ref))
+            pushRequest(context, stack)
+            do {
+                try vm.call(arguments: 1, results: 1)
+                return try responseSpec(at: -1, stack)
+            } catch let error as LuaError {
+                throw HandlerFailure(message: error.message, detail: error.traceback)
+            } catch {
+                throw HandlerFailure(message: "\(context.rule?.location.map { $0 + ": " } ?? "")\(message(error))")
+            }
+        }
+        return spec?.realize(context, self)
+    }
+
+    /// Runs a `when(req)` predicate. An error counts as "no match" and is logged in the reason.
+    func callWhen(_ ref: Int32, _ request: MockRequest, _ params: [String: String]) -> String? {
+        // `when` runs before a rule is chosen; the context only serves req.json and logging.
+        let probe = RequestContext.probe(request: request, params: params, engine: engine)
+        return withVM(probe) {
+            let stack = vm.stack
+            let top = stack.top
+            defer { stack.top = top }
+            lua_rawgeti(vm.state, mm_registryindex(), lua_Integer(ref))
+            pushRequest(probe, stack)
+            do {
+                try vm.call(arguments: 1, results: 1)
+                return stack.bool(at: -1) ? nil : "when(req) returned \(stack.isNil(at: -1) ? "nil" : "false")"
+            } catch {
+                return "when(req) failed: \(message(error))"
+            }
+        }
+    }
+
+    /// `string.find(value, pattern)` with the pristine library function.
+    func luaFind(_ pattern: String, in value: String) -> Bool {
+        withVM(nil) {
+            let stack = vm.stack
+            let top = stack.top
+            defer { stack.top = top }
+            lua_rawgeti(vm.state, mm_registryindex(), lua_Integer(refs.stringFind))
+            stack.push(value)
+            stack.push(pattern)
+            do {
+                try vm.call(arguments: 2, results: 1)
+                return !stack.isNil(at: -1)
+            } catch {
+                return false
+            }
+        }
+    }
+}

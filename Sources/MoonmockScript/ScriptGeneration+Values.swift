@@ -1,0 +1,193 @@
+import CLua
+import LuaBridge
+import MoonmockCore
+
+extension ScriptGeneration {
+    /// Converts the Lua value at `i` to JSON. Tables with keys 1…n are arrays (as is any table
+    /// made by `mock.json.array`); other tables are objects with string keys; `mock.null` is null.
+    func json(at i: Int32, _ stack: LuaStack, depth: Int = 0) throws -> JSONValue {
+        let L = stack.L
+        switch stack.type(at: i) {
+        case LUA_TNIL, LUA_TNONE: return .null
+        case LUA_TBOOLEAN: return .bool(stack.bool(at: i))
+        case LUA_TNUMBER:
+            if lua_isinteger(L, i) != 0 { return .integer(lua_tointegerx(L, i, nil)) }
+            let d = lua_tonumberx(L, i, nil)
+            guard d.isFinite else { throw LuaError.host("cannot encode \(d) as JSON") }
+            return .double(d)
+        case LUA_TSTRING: return .string(stack.string(at: i) ?? "")
+        case LUA_TLIGHTUSERDATA where lua_touserdata(L, i) == nil: return .null
+        case LUA_TTABLE:
+            guard depth < 128 else { throw LuaError.host("cannot encode a table nested deeper than 128 levels (a cycle?)") }
+            guard stack.ensure(4) else { throw LuaError.host("stack overflow while encoding JSON") }
+            let t = stack.absolute(i)
+            if hasMetatable(t, refs.resp, stack) {
+                throw LuaError.host("cannot encode a response value (mock.json/mock.text/...) as JSON")
+            }
+            if hasMetatable(t, refs.array, stack) {
+                let n = stack.rawLength(t)
+                var items: [JSONValue] = []
+                items.reserveCapacity(n)
+                for k in 0..<n {
+                    stack.getIndex(t, Int64(k + 1))
+                    defer { stack.pop() }
+                    items.append(try json(at: -1, stack, depth: depth + 1))
+                }
+                return .array(items)
+            }
+            var object: [String: JSONValue] = [:]
+            var indexed: [Int64: JSONValue] = [:]
+            var onlyIndices = true
+            lua_pushnil(L)
+            while lua_next(L, t) != 0 {
+                defer { stack.pop() }
+                let value = try json(at: -1, stack, depth: depth + 1)
+                if lua_type(L, -2) == LUA_TNUMBER, lua_isinteger(L, -2) != 0 {
+                    let k = lua_tointegerx(L, -2, nil)
+                    indexed[k] = value
+                    object[String(k)] = value
+                } else if lua_type(L, -2) == LUA_TSTRING {
+                    onlyIndices = false
+                    object[stack.string(at: -2) ?? ""] = value
+                } else {
+                    lua_settop(L, t)
+                    throw LuaError.host("cannot encode a table with \(stack.typeName(at: -1)) keys as JSON")
+                }
+            }
+            if onlyIndices, !indexed.isEmpty, indexed.keys.min() == 1, indexed.keys.max() == Int64(indexed.count) {
+                return .array((1...indexed.count).map { indexed[Int64($0)]! })
+            }
+            return .object(object)
+        default:
+            throw LuaError.host("cannot encode a \(stack.typeName(at: i)) as JSON")
+        }
+    }
+
+    /// Pushes JSON as Lua values: arrays get the `mock.json.array` metatable (so `[]` stays
+    /// `[]` when encoded again), null becomes `mock.null`.
+    func push(json value: JSONValue, _ stack: LuaStack) {
+        _ = stack.ensure(4)
+        switch value {
+        case .null: lua_pushlightuserdata(stack.L, nil)
+        case .bool(let b): stack.push(b)
+        case .integer(let i): stack.push(i)
+        case .double(let d): stack.push(d)
+        case .string(let s): stack.push(s)
+        case .array(let items):
+            stack.newTable(array: Int32(clamping: items.count))
+            for (k, item) in items.enumerated() {
+                push(json: item, stack)
+                stack.setIndex(-2, Int64(k + 1))
+            }
+            lua_rawgeti(stack.L, mm_registryindex(), lua_Integer(refs.array))
+            lua_setmetatable(stack.L, -2)
+        case .object(let members):
+            stack.newTable(hash: Int32(clamping: members.count))
+            for (k, v) in members {
+                push(json: v, stack)
+                stack.setField(-2, k)
+            }
+        }
+    }
+
+    /// Whether the table at absolute index `t` has the metatable stored under `ref`.
+    func hasMetatable(_ t: Int32, _ ref: Int32, _ stack: LuaStack) -> Bool {
+        guard lua_getmetatable(stack.L, t) != 0 else { return false }
+        lua_rawgeti(stack.L, mm_registryindex(), lua_Integer(ref))
+        defer { stack.pop(2) }
+        return lua_rawequal(stack.L, -1, -2) != 0
+    }
+
+    // MARK: the request table
+
+    func installRequestMetatable() {
+        let s = vm.stack
+        s.newTable()
+        vm.setFunction("__index", in: -1) { [unowned self] stack in try self.requestIndex(stack) }
+        refs.requestMeta = luaL_ref(vm.state, mm_registryindex())
+    }
+
+    /// Pushes the `req` table for `context` (DESIGN §2.3). `json`, `cookies` and `query_all`
+    /// are computed on first access.
+    func pushRequest(_ context: RequestContext, _ stack: LuaStack) {
+        let r = context.request
+        _ = stack.ensure(6)
+        stack.newTable(hash: 16)
+        let t = stack.top
+        stack.push(r.method); stack.setField(t, "method")
+        stack.push(r.url); stack.setField(t, "url")
+        stack.push(r.scheme); stack.setField(t, "scheme")
+        stack.push(r.host); stack.setField(t, "host")
+        if let port = r.effectivePort { stack.push(port); stack.setField(t, "port") }
+        stack.push(r.path); stack.setField(t, "path")
+        stack.push(bytes: r.body); stack.setField(t, "body")
+        stack.push(r.id); stack.setField(t, "id")
+
+        stack.newTable(hash: Int32(context.params.count))
+        for (k, v) in context.params { stack.push(v); stack.setField(-2, k) }
+        stack.setField(t, "params")
+
+        stack.newTable()
+        for item in r.queryItems {
+            if stack.getField(-1, item.name) == LUA_TNIL {
+                stack.pop()
+                stack.push(item.value ?? "")
+                stack.setField(-2, item.name)
+            } else {
+                stack.pop()
+            }
+        }
+        stack.setField(t, "query")
+
+        stack.newTable(hash: Int32(clamping: r.headers.fields.count))
+        for field in r.headers {
+            let name = field.name.asciiLowercased
+            if stack.getField(-1, name) == LUA_TSTRING {
+                let joined = (stack.string(at: -1) ?? "") + ", " + field.value
+                stack.pop()
+                stack.push(joined)
+            } else {
+                stack.pop()
+                stack.push(field.value)
+            }
+            stack.setField(-2, name)
+        }
+        stack.setField(t, "headers")
+
+        lua_rawgeti(stack.L, mm_registryindex(), lua_Integer(refs.requestMeta))
+        lua_setmetatable(stack.L, t)
+    }
+
+    /// `__index` of request tables: the lazily computed fields.
+    private func requestIndex(_ stack: LuaStack) throws -> Int32 {
+        guard let key = stack.string(at: 2), let request = current?.request else { stack.pushNil(); return 1 }
+        switch key {
+        case "json":
+            guard let json = request.json else { stack.pushNil(); return 1 }
+            push(json: json, stack)
+        case "cookies":
+            stack.newTable()
+            for (k, v) in request.cookies { stack.push(v); stack.setField(-2, k) }
+        case "query_all":
+            stack.newTable()
+            var lists: [String: [String]] = [:]
+            var order: [String] = []
+            for item in request.queryItems {
+                if lists[item.name] == nil { order.append(item.name) }
+                lists[item.name, default: []].append(item.value ?? "")
+            }
+            for name in order {
+                stack.newTable(array: Int32(lists[name]!.count))
+                for (i, v) in lists[name]!.enumerated() { stack.push(v); stack.setIndex(-2, Int64(i + 1)) }
+                stack.setField(-2, name)
+            }
+        default:
+            stack.pushNil()
+            return 1
+        }
+        // cache on the table: rawset(req, key, value)
+        stack.pushValue(at: -1)
+        stack.setField(1, key)
+        return 1
+    }
+}

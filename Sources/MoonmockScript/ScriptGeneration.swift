@@ -1,0 +1,126 @@
+import CLua
+import Foundation
+import LuaBridge
+import MoonmockCore
+import Synchronization
+
+/// One loaded version of a `mocks.lua`: its Lua VM, the rules it registered and the files it
+/// read. Requests run on the generation they started on; hot reload builds a new generation
+/// and swaps it into the engine.
+///
+/// ```swift
+/// let engine = Engine()
+/// let generation = try ScriptGeneration.load(file: "mocks.lua", engine: engine)
+/// engine.setScriptRules(generation.makeRuleSet())
+/// ```
+public final class ScriptGeneration: @unchecked Sendable {
+    /// The script's file name as it appears in messages (`mocks.lua`).
+    public let displayName: String
+    /// The folder `mock.file`, `mock.read` and `require` resolve against.
+    public let baseDirectory: URL
+    public let options: ScriptOptions
+    /// The rules in registration order.
+    public var rules: [Rule] { registered }
+    /// Absolute paths of every file this generation read: the script, modules, fixtures.
+    public var dependencies: Set<String> { lock.withLock { dependencySet } }
+    /// Lines printed while loading.
+    public internal(set) var loadLogs: [String] = []
+
+    let engine: Engine
+    let vm: LuaVM
+    /// Guards `vm` and the mutable fields below: a VM is used by one thread at a time.
+    let lock = NSLock()
+    var dependencySet: Set<String> = []
+    var registered: [Rule] = []
+    var loading = false
+    var current: RequestContext?
+    var templates: [Template] = []
+    var templateIDs: [String: Int] = [:]
+    var templateContentTypes: [String] = []
+    var sequenceCount = 0
+    let sequenceHits = Mutex<[Int: Int]>([:])
+    var refs = Refs()
+
+    /// Registry references the host keeps to prelude tables and pristine library functions.
+    struct Refs {
+        var resp: Int32 = 0
+        var array: Int32 = 0
+        var matcher: Int32 = 0
+        var requestMeta: Int32 = 0
+        var stringFind: Int32 = 0
+    }
+
+    init(displayName: String, baseDirectory: URL, engine: Engine, options: ScriptOptions) throws {
+        self.displayName = displayName
+        self.baseDirectory = baseDirectory.standardizedFileURL
+        self.engine = engine
+        self.options = options
+        vm = try LuaVM(limits: options.limits, sandboxed: !options.unsafe)
+    }
+
+    /// Loads the script at `file`. Errors name `file:line`.
+    public static func load(file: String, engine: Engine, options: ScriptOptions = ScriptOptions()) throws -> ScriptGeneration {
+        let url = URL(fileURLWithPath: file).standardizedFileURL
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw ScriptError.io("\(file): cannot read the script (\(FileManager.default.fileExists(atPath: url.path) ? "permission denied" : "no such file"))")
+        }
+        let generation = try ScriptGeneration(displayName: url.lastPathComponent,
+                                              baseDirectory: url.deletingLastPathComponent(), engine: engine, options: options)
+        generation.dependencySet.insert(url.path)
+        try generation.run(Array(data))
+        return generation
+    }
+
+    /// Loads a script from text; `baseDirectory` is where its fixtures and modules live.
+    ///
+    /// ```swift
+    /// let g = try ScriptGeneration.load(source: #"mock.get("/ping", "pong")"#, engine: engine)
+    /// ```
+    public static func load(source: String, name: String = "mocks.lua", baseDirectory: String = FileManager.default.currentDirectoryPath,
+                            engine: Engine, options: ScriptOptions = ScriptOptions()) throws -> ScriptGeneration {
+        let generation = try ScriptGeneration(displayName: name, baseDirectory: URL(fileURLWithPath: baseDirectory, isDirectory: true),
+                                              engine: engine, options: options)
+        try generation.run(Array(source.utf8))
+        return generation
+    }
+
+    private func run(_ code: [UInt8]) throws {
+        try lock.withLock {
+            try installAPI()
+            do {
+                try vm.load(code, chunkName: "@" + displayName)
+            } catch let error as LuaError {
+                throw ScriptError.syntax(error.message)
+            }
+            loading = true
+            defer { loading = false }
+            // Loading may register thousands of rules: give it a larger budget than one request.
+            let limits = vm.limits
+            vm.limits.instructions = limits.instructions > 0 ? limits.instructions * 10 : 0
+            defer { vm.limits = limits }
+            do {
+                try vm.call(arguments: 0, results: 0)
+            } catch let error as LuaError {
+                throw ScriptError.load(error.message, traceback: error.traceback)
+            }
+        }
+    }
+
+    /// Builds the indexed rule set to hand to ``Engine/setScriptRules(_:)``. The set keeps this
+    /// generation (and its VM) alive while the engine or a request in flight uses it.
+    public func makeRuleSet() -> RuleSet { RuleSet(registered, owner: self) }
+
+    /// Runs `body` with exclusive use of the VM and `context` as the current request.
+    func withVM<T>(_ context: RequestContext?, _ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        current = context
+        defer {
+            current = nil
+            lock.unlock()
+        }
+        return try body()
+    }
+
+    /// Records a file this generation depends on (for hot reload).
+    func depend(on path: String) { dependencySet.insert(path) }
+}

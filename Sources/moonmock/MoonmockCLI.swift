@@ -1,0 +1,128 @@
+import Foundation
+import LuaBridge
+import MoonmockCore
+import MoonmockScript
+
+/// The `moonmock` command line. Exit codes: 0 success, 1 script error, 64 usage error.
+enum MoonmockCLI {
+    static let version = "0.1.0"
+
+    static let usage = """
+    usage: moonmock <command> [options]
+
+    commands:
+      check SCRIPT                       load and validate a script, list its rules
+      request SCRIPT METHOD URL          run one request through a script, print it like curl -i
+      help [COMMAND]                     show help
+
+    options:
+      -h, --help                         show help
+      --version                          show the version
+    """
+
+    static let checkUsage = """
+    usage: moonmock check SCRIPT [--lib DIR]... [--unsafe]
+
+    Loads SCRIPT, reports the first error as FILE:LINE: MESSAGE (exit 1),
+    or lists the rules in the order they are tried (exit 0).
+
+    options:
+      --lib DIR        also look for require()d modules in DIR (repeatable; MOONMOCK_PATH too)
+      --unsafe         lift the sandbox (trusted local scripts only)
+      -h, --help       show this help
+    """
+
+    static let requestUsage = """
+    usage: moonmock request SCRIPT METHOD URL [-H 'Name: value']... [-d BODY | -d @FILE] [options]
+
+    Runs one request through SCRIPT without a server and prints the response
+    as curl -i does: status line, headers, a blank line, the body.
+    A fault exits like curl would: connection_reset 56, empty_response 52,
+    malformed_chunk 56, timeout 28.
+
+    options:
+      -H, --header 'Name: value'   add a request header (repeatable)
+      -d, --data BODY              request body; @FILE reads it from FILE
+      --fail                       exit 22 when the status is 400 or more
+      --no-delay                   do not wait for the response's delay
+      --lib DIR                    also look for require()d modules in DIR (repeatable)
+      --unsafe                     lift the sandbox (trusted local scripts only)
+      -h, --help                   show this help
+    """
+
+    /// Runs the CLI with `arguments` (without the program name) and returns the exit code.
+    static func main(_ arguments: [String]) -> Int32 {
+        guard let command = arguments.first else {
+            return usageError("missing command", usage)
+        }
+        let rest = Array(arguments.dropFirst())
+        switch command {
+        case "-h", "--help":
+            print(usage)
+            return 0
+        case "help":
+            switch rest.first {
+            case nil: print(usage)
+            case "check": print(checkUsage)
+            case "request": print(requestUsage)
+            case let other?: return usageError("unknown command '\(other)'", usage)
+            }
+            return 0
+        case "--version", "version":
+            print("moonmock \(version) (Lua \(LuaVM.luaRelease))")
+            return 0
+        case "check":
+            return Check.run(rest)
+        case "request":
+            return Request.run(rest)
+        default:
+            return usageError("unknown command '\(command)'", usage)
+        }
+    }
+
+    /// Prints `moonmock: message` and the usage to stderr; returns 64 (EX_USAGE).
+    static func usageError(_ message: String, _ usage: String) -> Int32 {
+        printError("moonmock: \(message)")
+        printError(usage)
+        return 64
+    }
+
+    static func printError(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}
+
+/// Options shared by the commands that load a script.
+struct ScriptFlags {
+    var libraries: [String] = []
+    var unsafe = false
+
+    /// Consumes `--lib DIR` / `--unsafe` at `arguments[i]`; returns how many were used, 0 if none.
+    mutating func parse(_ arguments: [String], at i: Int) throws -> Int {
+        switch arguments[i] {
+        case "--lib":
+            guard i + 1 < arguments.count else { throw UsageError("--lib needs a directory") }
+            libraries.append(arguments[i + 1])
+            return 2
+        case "--unsafe":
+            unsafe = true
+            return 1
+        default:
+            if arguments[i].hasPrefix("--lib=") {
+                libraries.append(String(arguments[i].dropFirst(6)))
+                return 1
+            }
+            return 0
+        }
+    }
+
+    var options: ScriptOptions {
+        ScriptOptions(libraryPaths: libraries + ScriptOptions.environmentLibraryPaths(), unsafe: unsafe,
+                      loadLog: { MoonmockCLI.printError("[script] " + $0) })
+    }
+}
+
+struct UsageError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}

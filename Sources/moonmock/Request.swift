@@ -1,0 +1,98 @@
+import Foundation
+import MoonmockCore
+import MoonmockScript
+
+/// `moonmock request SCRIPT METHOD URL`: one request through the engine, printed like `curl -i`.
+enum Request {
+    static func run(_ arguments: [String]) -> Int32 {
+        var flags = ScriptFlags()
+        var positional: [String] = []
+        var headers = HTTPHeaders()
+        var body: [UInt8] = []
+        var failOnError = false
+        var waitForDelay = true
+        var i = 0
+        do {
+            while i < arguments.count {
+                let arg = arguments[i]
+                switch arg {
+                case "-h", "--help":
+                    print(MoonmockCLI.requestUsage)
+                    return 0
+                case "-H", "--header":
+                    guard i + 1 < arguments.count else { throw UsageError("\(arg) needs 'Name: value'") }
+                    let raw = arguments[i + 1]
+                    guard let colon = raw.firstIndex(of: ":"), colon != raw.startIndex else {
+                        throw UsageError("header '\(raw)' is not 'Name: value'")
+                    }
+                    headers.add(String(raw[..<colon]), raw[raw.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                    i += 2
+                case "-d", "--data":
+                    guard i + 1 < arguments.count else { throw UsageError("\(arg) needs a body or @FILE") }
+                    let raw = arguments[i + 1]
+                    if raw.hasPrefix("@") {
+                        guard let data = FileManager.default.contents(atPath: String(raw.dropFirst())) else {
+                            MoonmockCLI.printError("moonmock: cannot read '\(raw.dropFirst())'")
+                            return 1
+                        }
+                        body = Array(data)
+                    } else {
+                        body = Array(raw.utf8)
+                    }
+                    i += 2
+                case "--fail":
+                    failOnError = true; i += 1
+                case "--no-delay":
+                    waitForDelay = false; i += 1
+                default:
+                    let used = try flags.parse(arguments, at: i)
+                    if used > 0 { i += used; continue }
+                    if arg.hasPrefix("-") { throw UsageError("unknown option '\(arg)'") }
+                    positional.append(arg)
+                    i += 1
+                }
+            }
+            guard positional.count == 3 else {
+                let names = ["SCRIPT", "METHOD", "URL"]
+                throw UsageError(positional.count < 3 ? "missing \(names[positional.count])" : "unexpected argument '\(positional[3])'")
+            }
+        } catch let error as UsageError {
+            return MoonmockCLI.usageError(error.message, MoonmockCLI.requestUsage)
+        } catch {
+            return 1
+        }
+
+        let engine = Engine()
+        do {
+            try engine.loadScript(file: positional[0], options: flags.options)
+        } catch {
+            MoonmockCLI.printError(String(describing: error))
+            return 1
+        }
+        var url = positional[2]
+        if !url.contains("://") && !url.hasPrefix("/") { url = "http://" + url }
+        let exchange = engine.handle(MockRequest(method: positional[1], url: url, headers: headers, body: body))
+        for line in engine.journal.entries().last?.logs ?? [] { MoonmockCLI.printError("* log: " + line) }
+
+        if exchange.delayMilliseconds > 0 {
+            MoonmockCLI.printError("* delay: \(Int(exchange.delayMilliseconds.rounded())) ms")
+            if waitForDelay { usleep(useconds_t(min(exchange.delayMilliseconds, 3_600_000) * 1000)) }
+        }
+        let response = exchange.response
+        switch response.fault {
+        case .connectionReset?: MoonmockCLI.printError("* fault: connection_reset (connection reset by peer)"); return 56
+        case .emptyResponse?: MoonmockCLI.printError("* fault: empty_response (empty reply from server)"); return 52
+        case .malformedChunk?: MoonmockCLI.printError("* fault: malformed_chunk (invalid chunked encoding)"); return 56
+        case .timeout?: MoonmockCLI.printError("* fault: timeout (the server never answers)"); return 28
+        case .dribble(let bps)?: MoonmockCLI.printError("* fault: dribble (body sent at \(bps) bytes/s)")
+        case nil: break
+        }
+        var out = "HTTP/1.1 \(response.status) \(response.reasonPhrase)\r\n"
+        for field in response.headers where !field.name.equalsIgnoringASCIICase("content-length") {
+            out += "\(field.name): \(field.value)\r\n"
+        }
+        out += "Content-Length: \(response.body.count)\r\n\r\n"
+        FileHandle.standardOutput.write(Data(out.utf8) + Data(exchange.request.method == "HEAD" ? [] : response.body))
+        return failOnError && response.status >= 400 ? 22 : 0
+    }
+}

@@ -1,0 +1,3 @@
+import Foundation
+
+exit(MoonmockCLI.main(Array(CommandLine.arguments.dropFirst())))
