@@ -25,10 +25,10 @@ extension LuaVM {
     -- text chunks only; a 4th argument (even nil) sets the chunk's environment, as in Lua
     load = function(chunk, name, mode, ...)
       if mode ~= nil and mode ~= "t" then
-        error("load: only text chunks are allowed (mode '" .. tostring(mode) .. "' refused)", 2)
+        return nil, "load: only text chunks are allowed (mode '" .. tostring(mode) .. "' refused)"
       end
       if type(chunk) == "string" and chunk:byte(1) == 27 then
-        error("load: binary chunks are not allowed", 2)
+        return nil, "load: binary chunks are not allowed"
       end
       if select("#", ...) > 0 then return load0(chunk, name, "t", ...) end
       return load0(chunk, name, "t")

@@ -1,0 +1,121 @@
+import CLua
+import Foundation
+import Testing
+@testable import LuaBridge
+
+@Suite("LuaVM")
+struct LuaVMTests {
+    @Test("values come back with their Lua types; integers stay integers")
+    func values() throws {
+        let vm = try LuaVM()
+        let out = try vm.evaluate("return 42, 2.5, 'hi', true, nil, 10 // 3, 2^53")
+        #expect(out == [.integer(42), .number(2.5), .text("hi"), .boolean(true), .nil, .integer(3), .number(9007199254740992)])
+    }
+
+    @Test("strings are binary-safe in both directions")
+    func binarySafe() throws {
+        let vm = try LuaVM()
+        let bytes: [UInt8] = [0x61, 0x00, 0x62, 0xFF, 0x00]
+        vm.stack.push(bytes: bytes)
+        lua_setglobal(vm.state, "blob")
+        let out = try vm.evaluate("return #blob, blob:byte(2), blob:byte(4), blob .. '\\0'")
+        #expect(out[0] == .integer(5))
+        #expect(out[1] == .integer(0))
+        #expect(out[2] == .integer(255))
+        #expect(out[3] == .string(bytes + [0]))
+    }
+
+    @Test("a syntax error names chunk and line")
+    func syntaxError() throws {
+        let vm = try LuaVM()
+        let error = #expect(throws: LuaError.self) {
+            try vm.load("local a = 1\nlocal b = = 2\n", chunkName: "@mocks.lua")
+        }
+        #expect(error?.isSyntaxError == true)
+        #expect(error?.message.hasPrefix("mocks.lua:2:") == true)
+    }
+
+    @Test("a runtime error carries its position and a traceback")
+    func runtimeError() throws {
+        let vm = try LuaVM()
+        let error = #expect(throws: LuaError.self) {
+            try vm.evaluate("local function f() error('boom') end\nf()", chunkName: "@x.lua")
+        }
+        #expect(error?.message == "x.lua:1: boom")
+        #expect(error?.traceback?.contains("stack traceback:") == true)
+        #expect(error?.traceback?.contains("x.lua:2") == true)
+    }
+
+    @Test("a Swift function that throws raises a Lua error that pcall can catch")
+    func hostErrorIsCatchable() throws {
+        struct Refused: Error, CustomStringConvertible { var description: String { "refused by Swift" } }
+        let vm = try LuaVM()
+        vm.setGlobal("swiftFail") { _ in throw Refused() }
+        vm.setGlobal("double") { stack in stack.push(try stack.checkInteger(1) * 2); return 1 }
+        let out = try vm.evaluate("""
+        local ok, err = pcall(swiftFail)
+        local ok2, err2 = pcall(double, "x")
+        return ok, err, double(21), ok2, err2
+        """, chunkName: "@t.lua")
+        #expect(out[0] == .boolean(false))
+        #expect(out[1].stringValue == "t.lua:1: refused by Swift")
+        #expect(out[2] == .integer(42))
+        #expect(out[3] == .boolean(false))
+        #expect(out[4].stringValue?.contains("integer expected, got string") == true)
+    }
+
+    @Test("an uncaught Swift error fails the protected call and the VM stays usable")
+    func hostErrorUncaught() throws {
+        let vm = try LuaVM()
+        vm.setGlobal("fail") { _ in throw LuaError.host("nope") }
+        #expect(throws: LuaError.self) { try vm.evaluate("fail()") }
+        #expect(try vm.evaluate("return 1") == [.integer(1)])
+    }
+
+    @Test("an infinite loop is stopped by the instruction budget, even inside pcall")
+    func runawayLoop() throws {
+        let vm = try LuaVM(limits: LuaLimits(instructions: 1_000_000, memoryBytes: 0))
+        let started = Date()
+        let error = #expect(throws: LuaError.self) { try vm.evaluate("while true do end") }
+        #expect(error?.isBudgetError == true)
+        let caught = #expect(throws: LuaError.self) {
+            try vm.evaluate("for i = 1, 10 do pcall(function() while true do end end) end while true do end")
+        }
+        #expect(caught?.isBudgetError == true)
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(try vm.evaluate("return 'still here'") == [.text("still here")])
+    }
+
+    @Test("a memory bomb hits the ceiling and the VM recovers")
+    func memoryBomb() throws {
+        let vm = try LuaVM(limits: LuaLimits(instructions: 0, memoryBytes: 8 << 20))
+        let error = #expect(throws: LuaError.self) {
+            try vm.evaluate("local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1024) .. i end")
+        }
+        #expect(error?.isMemoryError == true)
+        let huge = #expect(throws: LuaError.self) { try vm.evaluate("return string.rep('x', 1 << 30)") }
+        #expect(huge?.isMemoryError == true)
+        vm.collectGarbage()
+        #expect(vm.memoryInUse < 2 << 20)
+        #expect(try vm.evaluate("return #string.rep('y', 1000)") == [.integer(1000)])
+    }
+
+    @Test("a Swift function allocating past the ceiling fails in C, not with a longjmp through Swift")
+    func hostAllocationPastCeiling() throws {
+        let vm = try LuaVM(limits: LuaLimits(instructions: 0, memoryBytes: 4 << 20))
+        vm.setGlobal("big") { stack in stack.push(bytes: [UInt8](repeating: 0x41, count: 8 << 20)); return 1 }
+        let error = #expect(throws: LuaError.self) { try vm.evaluate("local s = big() return #s") }
+        #expect(error?.isMemoryError == true)
+        #expect(try vm.evaluate("return 2") == [.integer(2)])
+    }
+
+    @Test("tables convert to Swift values and back")
+    func tables() throws {
+        let vm = try LuaVM()
+        let out = try vm.evaluate("return { 10, 20, name = 'n' }")
+        #expect(out[0][("name")] == .text("n"))
+        vm.stack.push(LuaValue.table([.init(key: .text("k"), value: .integer(7))]))
+        lua_setglobal(vm.state, "t")
+        #expect(try vm.evaluate("return t.k") == [.integer(7)])
+    }
+}

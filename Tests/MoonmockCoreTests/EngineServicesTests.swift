@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+@testable import MoonmockCore
+
+@Suite("Engine services")
+struct EngineServicesTests {
+    @Test("an unmatched request gets a 404 naming the closest rules and why")
+    func nearMiss() throws {
+        let engine = Engine()
+        engine.setScriptRules(RuleSet([
+            try rule("GET", "/users/:id", id: "users") { _ in .text("u") },
+            try rule("POST", "/graphql", id: "graphql GetViewer", predicates: [.graphQL(operation: "GetViewer")]) { _ in .text("g") },
+            try rule("POST", "/search", id: "search", predicates: [.query("q", .present), .header("X-Tenant", .equals("acme"))]) { _ in .text("s") },
+        ]))
+        let ex = engine.handle(request("POST", "http://h/graphql", body: #"{"operationName":"GetUser"}"#))
+        #expect(ex.response.status == 404)
+        #expect(ex.nearMisses.first?.ruleID == "graphql GetViewer")
+        #expect(ex.nearMisses.first?.summary == "method ok; path ok; json.operationName: expected GetViewer, got GetUser")
+        let body = try JSONValue(parsing: ex.response.body)
+        #expect(body["closest"]?[0]?["rule"] == .string("graphql GetViewer"))
+
+        let search = engine.handle(request("POST", "http://h/search", headers: ["x-tenant": "other"]))
+        #expect(search.nearMisses.first?.mismatches == ["query.q: expected present, got nothing", "headers.x-tenant: expected acme, got other"])
+    }
+
+    @Test("the journal keeps the newest entries only and answers verification questions")
+    func journal() throws {
+        let engine = Engine(journalCapacity: 3)
+        engine.setScriptRules(RuleSet([try rule("GET", "/users/:id", id: "users") { _ in .text("u") }]))
+        for i in 1...5 { _ = engine.handle(request("GET", "http://h/users/\(i)")) }
+        _ = engine.handle(request("GET", "http://h/nope"))
+        let entries = engine.journal.entries()
+        #expect(entries.map(\.path) == ["/users/4", "/users/5", "/nope"])
+        #expect(engine.journal.count(rule: "users") == 2)
+        #expect(engine.journal.count(method: "GET", pattern: try RoutePattern("/users/:id")) == 2)
+        #expect(engine.journal.unmatched().map(\.path) == ["/nope"])
+        #expect(engine.journal.unmatched().first?.nearMisses.first?.ruleID == "users")
+        engine.journal.clear()
+        #expect(engine.journal.entries().isEmpty)
+    }
+
+    @Test("state: incr, add, set with ttl, delete, keys, flush")
+    func state() throws {
+        let clock = ManualClock()
+        let state = StateStore(clock: { clock.now })
+        #expect(try state.incr("n", by: .integer(1), initial: .integer(0)) == .integer(1))
+        #expect(try state.incr("n", by: .integer(2)) == .integer(3))
+        #expect(state.add("once", .bool(true)))
+        #expect(!state.add("once", .bool(false)))
+        state.set("token", .string("abc"), ttl: 10)
+        #expect(state.get("token") == .string("abc"))
+        clock.now += 11
+        #expect(state.get("token") == nil)
+        #expect(state.keys() == ["n", "once"])
+        #expect(throws: StateStore.NotANumber.self) { try state.incr("once") }
+        #expect(state.delete("n"))
+        state.flush()
+        #expect(state.keys().isEmpty)
+    }
+
+    @Test("state increments are atomic across threads")
+    func stateConcurrency() throws {
+        let state = StateStore()
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<1000 { _ = try? state.incr("hits") }
+        }
+        #expect(state.get("hits") == .integer(8000))
+    }
+
+    @Test("delays: fixed, uniform within bounds, log-normal around its median")
+    func delays() {
+        let random = RandomSource(seed: 7)
+        #expect(DelaySpec.fixed(150).sample(random) == 150)
+        let uniform = (0..<1000).map { _ in DelaySpec.uniform(min: 10, max: 20).sample(random) }
+        #expect(uniform.allSatisfy { $0 >= 10 && $0 <= 20 })
+        let logNormal = (0..<2001).map { _ in DelaySpec.logNormal(median: 100, sigma: 0.5).sample(random) }.sorted()
+        #expect(abs(logNormal[1000] - 100) < 10)
+    }
+
+    @Test("the environment can be pinned")
+    func environment() {
+        let env = MockEnvironment.fixed(now: 1_700_000_000.25, uuids: ["u-1"], seed: 3)
+        #expect(env.uuid() == "u-1")
+        #expect(env.uuid() == "00000000-0000-4000-8000-000000000002")
+        #expect(env.nowISO8601() == "2023-11-14T22:13:20.250Z")
+        let a = RandomSource(seed: 3), b = RandomSource(seed: 3)
+        #expect((0..<5).map { _ in a.next() } == (0..<5).map { _ in b.next() })
+    }
+
+    @Test("templates look values up and escape them for JSON")
+    func templates() throws {
+        let env = MockEnvironment.fixed(now: 0, uuids: ["id-1"])
+        let state = StateStore(clock: env.now)
+        state.set("plan", .string("pro"))
+        let t = try Template(#"{"id":"{{uuid}}","sku":"{{ req.json.sku }}","first":{{req.json.items.1}},"q":"{{req.query.q}}","p":"{{req.params.id}}","plan":"{{state.plan}}","h":"{{req.headers.x-a}}"}"#)
+        let req = request("POST", "http://h/o/9?q=a+b", headers: ["X-A": "1"], body: #"{"sku":"A\"B","items":[{"n":1}]}"#)
+        let out = t.render(request: req, params: ["id": "9"], state: state, environment: env, escapeJSON: true)
+        let parsed = try JSONValue(parsing: out)
+        #expect(parsed == .object([
+            "id": .string("id-1"), "sku": .string("A\"B"), "first": .object(["n": .integer(1)]),
+            "q": .string("a b"), "p": .string("9"), "plan": .string("pro"), "h": .string("1"),
+        ]))
+        #expect(throws: Template.ParseError.self) { try Template("{{os.execute}}") }
+        #expect(throws: Template.ParseError.self) { try Template("{{req.nope}}") }
+        #expect(throws: Template.ParseError.self) { try Template("{{uuid") }
+    }
+
+    @Test("requests parse URLs, queries, headers and cookies")
+    func requests() {
+        let r = request("get", "HTTP://Example.COM:8080/a%20b/c?x=1&x=2&flag&y=%C3%A9#frag",
+                        headers: ["Cookie": "a=1; b=2", "Host": "ignored"])
+        #expect(r.method == "GET")
+        #expect(r.scheme == "http")
+        #expect(r.host == "example.com")
+        #expect(r.port == 8080)
+        #expect(r.pathSegments == ["a b", "c"])
+        #expect(r.query("x") == "1")
+        #expect(r.query("flag") == "")
+        #expect(r.query("y") == "é")
+        #expect(r.cookies == ["a": "1", "b": "2"])
+        #expect(r.url == "http://example.com:8080/a%20b/c?x=1&x=2&flag&y=%C3%A9")
+        let origin = request("GET", "/p?q", headers: ["Host": "api.test:9000"])
+        #expect(origin.host == "api.test" && origin.port == 9000 && origin.path == "/p")
+    }
+}
+
+final class ManualClock: @unchecked Sendable {
+    var now: Double = 1000
+}

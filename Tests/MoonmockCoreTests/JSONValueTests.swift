@@ -1,0 +1,56 @@
+import Testing
+@testable import MoonmockCore
+
+@Suite("JSON")
+struct JSONValueTests {
+    func parse(_ s: String) throws -> JSONValue { try JSONValue(parsing: Array(s.utf8)) }
+    func text(_ v: JSONValue) -> String { String(decoding: v.encoded(), as: UTF8.self) }
+
+    @Test("integers stay integers, fractions stay doubles")
+    func numbers() throws {
+        #expect(try parse("[1, -0, 2.5, 1e3, 9223372036854775807, 9223372036854775808]") == .array([
+            .integer(1), .integer(0), .double(2.5), .double(1000), .integer(.max), .double(9223372036854775808),
+        ]))
+        #expect(text(.array([.integer(3), .double(3.5), .double(3)])) == "[3,3.5,3.0]")
+    }
+
+    @Test("encoding sorts object keys at every level")
+    func deterministic() throws {
+        let v = try parse(#"{"b":1,"a":{"z":true,"y":null},"c":[]}"#)
+        #expect(text(v) == #"{"a":{"y":null,"z":true},"b":1,"c":[]}"#)
+    }
+
+    @Test("strings with escapes, NUL bytes and astral characters survive a round trip")
+    func strings() throws {
+        let source = #"{"s":"a\u0000b\"c\\d\n\t😀\ud83d\ude00é"}"#
+        let v = try parse(source)
+        #expect(v["s"] == .string("a\u{0}b\"c\\d\n\t😀😀é"))
+        #expect(try parse(text(v)) == v)
+        #expect(text(.string("\u{0}\u{1f}")) == #""\u0000\u001f""#)
+    }
+
+    @Test("malformed JSON reports where", arguments: [
+        ("{\"a\":}", 5), ("[1,]", 3), ("tru", 0), ("{\"a\" 1}", 5), ("[1] x", 4), ("\"abc", 4),
+    ])
+    func errors(_ input: String, _ offset: Int) {
+        let error = #expect(throws: JSONParseError.self) { try parse(input) }
+        #expect(error?.offset == offset)
+    }
+
+    @Test("deep nesting is refused instead of crashing")
+    func depth() {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        #expect(throws: JSONParseError.self) { try parse(deep) }
+    }
+
+    @Test("subset matching explains the first difference")
+    func subset() throws {
+        let body = try parse(#"{"operationName":"GetUser","variables":{"id":7,"tags":["a"]}}"#)
+        #expect(body.contains(try parse(#"{"variables":{"id":7}}"#)))
+        #expect(body.contains(try parse(#"{"variables":{"id":7.0}}"#)))
+        #expect(!body.contains(try parse(#"{"variables":{"tags":[]}}"#)))
+        #expect(body.firstMismatch(try parse(#"{"operationName":"GetViewer"}"#), path: "json")
+                == "json.operationName: expected GetViewer, got GetUser")
+        #expect(body.firstMismatch(try parse(#"{"missing":1}"#), path: "json") == "json.missing: expected 1, got nothing")
+    }
+}
