@@ -78,13 +78,37 @@ public final class Engine: Sendable {
     // MARK: requests
 
     /// Routes `request` and records it in the journal.
+    ///
+    /// A GraphQL batch (a JSON array of operations with `operationName`) is answered operation
+    /// by operation when every one of them has a rule: the response is the array of their
+    /// JSON bodies, the delay the longest, and each operation gets its own journal entry.
     public func handle(_ request: MockRequest) -> Exchange {
         let started = DispatchTime.now().uptimeNanoseconds
         var request = request
         request.id = nextID.add(1, ordering: .relaxed).oldValue
         let sets = [runtimeRules.withLock { $0 }, scriptRules.withLock { $0 }]
-        var fellThrough: Set<ObjectIdentifier> = []
 
+        if let batch = graphQLBatch(request), let exchange = handleBatch(request, batch, sets, started) {
+            return exchange
+        }
+        var fellThrough: Set<ObjectIdentifier> = []
+        if let routed = route(request, sets, &fellThrough) {
+            return finish(request, routed.response, routed.rule.id, routed.logs, routed.error, [], started)
+        }
+        let misses = NearMiss.closest(to: request, among: sets.flatMap(\.rules), fellThrough: fellThrough)
+        let response = MockResponse.json(NearMiss.body(for: request, misses), status: 404)
+        return finish(request, response, nil, [], nil, misses, started)
+    }
+
+    private struct Routed {
+        let rule: Rule
+        let response: MockResponse
+        let logs: [String]
+        let error: String?
+    }
+
+    /// Finds the first rule that answers; `nil` when none does.
+    private func route(_ request: MockRequest, _ sets: [RuleSet], _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
         for set in sets {
             for index in set.candidates(for: request) {
                 let rule = set.rules[index]
@@ -109,13 +133,48 @@ public final class Engine: Sendable {
                     response = .text("handler error in rule '\(rule.id)': \(other)\n", status: 500)
                 }
                 rule.recordHit()
-                return finish(request, response, rule.id, context.logs, error, [], started)
+                return Routed(rule: rule, response: response, logs: context.logs, error: error)
             }
         }
+        return nil
+    }
 
-        let misses = NearMiss.closest(to: request, among: sets.flatMap(\.rules), fellThrough: fellThrough)
-        let response = MockResponse.json(NearMiss.body(for: request, misses), status: 404)
-        return finish(request, response, nil, [], nil, misses, started)
+    /// The operations of a GraphQL batch body, or `nil` when the body is not one.
+    private func graphQLBatch(_ request: MockRequest) -> [JSONValue]? {
+        guard request.method == "POST", case .array(let items)? = request.json, !items.isEmpty,
+              items.allSatisfy({ $0["operationName"]?.stringValue != nil }) else { return nil }
+        return items
+    }
+
+    private func handleBatch(_ request: MockRequest, _ operations: [JSONValue], _ sets: [RuleSet], _ started: UInt64) -> Exchange? {
+        var parts: [(MockRequest, Routed)] = []
+        for operation in operations {
+            var sub = MockRequest(method: request.method, url: request.url, headers: request.headers, body: operation.encoded())
+            sub.id = request.id
+            var ignored: Set<ObjectIdentifier> = []
+            guard let routed = route(sub, sets, &ignored) else {
+                for (_, done) in parts { done.rule.undoHit() }
+                return nil
+            }
+            parts.append((sub, routed))
+        }
+        var bodies: [JSONValue] = []
+        var combined = MockResponse(status: 200, headers: ["Content-Type": "application/json"])
+        var longest: (delay: DelaySpec, ms: Double)?
+        for (sub, routed) in parts {
+            let r = routed.response
+            bodies.append((try? JSONValue(parsing: r.body)) ?? .object(["errors": .array([.object(["message": .string("non-JSON response from rule '\(routed.rule.id)' (status \(r.status))")])])]))
+            if combined.fault == nil { combined.fault = r.fault }
+            if let d = r.delay {
+                let ms = d.sample(environment.random)
+                if ms > (longest?.ms ?? -1) { longest = (.fixed(ms), ms) }
+            }
+            _ = finish(sub, MockResponse(status: r.status, headers: r.headers, body: r.body), routed.rule.id, routed.logs, routed.error, [], started)
+        }
+        combined.body = JSONValue.array(bodies).encoded()
+        combined.delay = longest?.delay
+        let delay = longest?.ms ?? 0
+        return Exchange(request: request, response: combined, delayMilliseconds: delay, ruleID: parts[0].1.rule.id, nearMisses: [])
     }
 
     private func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],

@@ -113,6 +113,12 @@ public final class Rule: Sendable {
 
     func recordHit() { served.add(1, ordering: .relaxed) }
 
+    /// Takes back a hit (and its `times` reservation) of a batch that was not answered after all.
+    func undoHit() {
+        served.subtract(1, ordering: .relaxed)
+        unclaim()
+    }
+
     /// Method check for this rule; HEAD requests also reach GET rules.
     func acceptsMethod(_ m: String) -> Bool {
         guard let method else { return true }

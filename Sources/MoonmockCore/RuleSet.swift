@@ -37,13 +37,24 @@ public final class RuleSet: Sendable {
     public static let empty = RuleSet([])
 
     /// Indices of rules whose method and path structure can match, in evaluation order:
-    /// higher priority first, then registration order.
+    /// higher priority first, then registration order. HEAD requests try GET rules after
+    /// every HEAD (and any-method) rule.
     func candidates(for request: MockRequest) -> [Int] {
         let path = request.pathSegments
         var out: [Int] = []
         byMethod[request.method]?.collect(path, into: &out)
-        if request.method == "HEAD" { byMethod["GET"]?.collect(path, into: &out) }
         anyMethod.collect(path, into: &out)
+        order(&out)
+        if request.method == "HEAD", let get = byMethod["GET"] {
+            var fallback: [Int] = []
+            get.collect(path, into: &fallback)
+            order(&fallback)
+            out += fallback
+        }
+        return out
+    }
+
+    private func order(_ out: inout [Int]) {
         if out.count > 1 {
             if hasPriorities {
                 out.sort { a, b in
@@ -54,7 +65,6 @@ public final class RuleSet: Sendable {
                 out.sort()
             }
         }
-        return out
     }
 }
 
