@@ -59,9 +59,10 @@ local function response(kind, fields, opts, what)
   fields.delay = opts.delay
   fields.fault = opts.fault
   fields.bytes_per_second = opts.bytes_per_second
+  setmetatable(fields, RESP)
   local ok, err = H.validate_response(fields)
   if not ok then fail(what .. ": " .. err) end
-  return setmetatable(fields, RESP)
+  return fields
 end
 
 -- mock.json is both a builder and the JSON codec
