@@ -69,7 +69,7 @@ enum MoonmockCLI {
             }
             return 0
         case "--version", "version":
-            print("moonmock \(version) (Lua \(LuaVM.luaRelease))")
+            print("moonmock \(version) (\(LuaVM.luaRelease))")
             return 0
         case "check":
             return Check.run(rest)

@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+
+@Suite("moonmock CLI")
+struct CLITests {
+    static let help = """
+    usage: moonmock <command> [options]
+
+    commands:
+      check SCRIPT                       load and validate a script, list its rules
+      request SCRIPT METHOD URL          run one request through a script, print it like curl -i
+      help [COMMAND]                     show help
+
+    options:
+      -h, --help                         show help
+      --version                          show the version
+
+    """
+
+    @Test("--help prints the golden help text")
+    func help() throws {
+        let r = try CLIRunner.run(["--help"])
+        #expect(r.status == 0)
+        #expect(r.stdout == Self.help)
+        #expect(try CLIRunner.run(["help"]).stdout == Self.help)
+    }
+
+    @Test("every command has --help")
+    func commandHelp() throws {
+        for command in ["check", "request"] {
+            let r = try CLIRunner.run([command, "--help"])
+            #expect(r.status == 0)
+            #expect(r.stdout.hasPrefix("usage: moonmock \(command) "))
+        }
+    }
+
+    @Test("--version names the tool and the Lua release")
+    func version() throws {
+        let r = try CLIRunner.run(["--version"])
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("moonmock 0.1.0 (Lua 5.4"))
+    }
+
+    @Test("usage errors exit 64 with a usage line", arguments: [
+        [], ["frobnicate"], ["check"], ["check", "a.lua", "b.lua"], ["check", "--bogus", "a.lua"],
+        ["request", "examples/mocks.lua", "GET"], ["request", "examples/mocks.lua", "GET", "/x", "-H", "novalue"],
+    ])
+    func usageErrors(_ arguments: [String]) throws {
+        let r = try CLIRunner.run(arguments)
+        #expect(r.status == 64)
+        #expect(r.stderr.hasPrefix("moonmock: "))
+        #expect(r.stderr.contains("usage: moonmock"))
+    }
+
+    @Test("check lists the rules of every example script")
+    func checkExamples() throws {
+        let examples = CLIRunner.packageRoot.appendingPathComponent("examples")
+        let scripts = FileManager.default.enumerator(atPath: examples.path)!.compactMap { $0 as? String }.filter { $0.hasSuffix(".lua") }
+        #expect(scripts.contains("mocks.lua"))
+        for script in scripts where !script.contains("/lib/") {
+            let r = try CLIRunner.run(["check", "examples/" + script])
+            #expect(r.status == 0, "\(script): \(r.stderr)")
+            #expect(r.stdout.contains(": ok, "), "\(script)")
+        }
+        let main = try CLIRunner.run(["check", "examples/mocks.lua"])
+        #expect(main.stdout.contains("GET /users/:id"))
+        #expect(main.stdout.contains("graphql GetUser"))
+    }
+
+    @Test("check exits 1 with file:line on a broken script")
+    func checkError() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data("mock.get('/a', 'a')\nmock.get('/b', 'b'\n".utf8).write(to: dir.appendingPathComponent("mocks.lua"))
+        let r = try CLIRunner.run(["check", "mocks.lua"], in: dir)
+        #expect(r.status == 1)
+        #expect(r.stderr.hasPrefix("mocks.lua:3:"))
+        let missing = try CLIRunner.run(["check", "nope.lua"], in: dir)
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("nope.lua: cannot read the script (no such file)"))
+    }
+
+    @Test("request prints the response like curl -i")
+    func request() throws {
+        let r = try CLIRunner.run(["request", "examples/mocks.lua", "GET", "http://localhost/users/7"])
+        #expect(r.status == 0)
+        #expect(r.stdout == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 24\r\n\r\n{\"id\":7,\"name\":\"User 7\"}")
+    }
+
+    @Test("request sends headers and bodies, also from a file")
+    func requestBody() throws {
+        let graphql = try CLIRunner.run(["request", "examples/mocks.lua", "POST", "/graphql", "-H", "Content-Type: application/json",
+                                         "-d", #"{"operationName":"GetUser","variables":{"id":"42"}}"#])
+        #expect(graphql.stdout.hasSuffix(#"{"data":{"user":{"id":"42","name":"User 42"}}}"#))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-body-\(UUID().uuidString).json")
+        try Data(#"{"currency":"EUR","total":5000}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let cart = try CLIRunner.run(["request", "examples/mocks.lua", "PUT", "/carts/9", "-H", "X-Tenant: acme", "-d", "@" + file.path])
+        #expect(cart.stdout.hasPrefix("HTTP/1.1 402 Payment Required\r\n"))
+    }
+
+    @Test("an unmatched request prints the near-miss 404; --fail exits 22")
+    func requestUnmatched() throws {
+        let r = try CLIRunner.run(["request", "examples/mocks.lua", "GET", "/userz/1"])
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("HTTP/1.1 404 Not Found\r\n"))
+        #expect(r.stdout.contains(#""rule":"GET /users/:id""#))
+        #expect(try CLIRunner.run(["request", "--fail", "examples/mocks.lua", "GET", "/userz/1"]).status == 22)
+    }
+
+    @Test("faults exit like curl; delays are reported")
+    func requestFaultAndDelay() throws {
+        let reset = try CLIRunner.run(["request", "examples/mocks.lua", "GET", "/reset"])
+        #expect(reset.status == 56)
+        #expect(reset.stdout.isEmpty)
+        #expect(reset.stderr.contains("* fault: connection_reset"))
+        let slow = try CLIRunner.run(["request", "--no-delay", "examples/mocks.lua", "GET", "/slow"])
+        #expect(slow.status == 0)
+        #expect(slow.stderr.contains("* delay: 1500 ms"))
+    }
+}
