@@ -63,12 +63,16 @@ public final class Rule: Sendable {
     public let priority: Int
     /// Where it was defined (`mocks.lua:12`), for listings and messages.
     public let location: String?
+    /// The GraphQL `operationName` this rule requires, if any: the index uses it so that
+    /// thousands of operations on one path route in constant time.
+    public let graphQLOperation: String?
     let responder: Responder
     private let claimed = Atomic<Int>(0)
     private let served = Atomic<Int>(0)
 
     public init(id: String? = nil, method: String?, pattern: RoutePattern, predicates: [Predicate] = [],
-                times: Int? = nil, priority: Int = 0, location: String? = nil, responder: @escaping Responder) {
+                times: Int? = nil, priority: Int = 0, location: String? = nil, graphQLOperation: String? = nil,
+                responder: @escaping Responder) {
         let method = method.map(\.asciiUppercased).flatMap { $0 == "ANY" || $0 == "*" ? nil : $0 }
         self.id = id ?? "\(method ?? "ANY") \(pattern.source)"
         self.method = method
@@ -77,6 +81,7 @@ public final class Rule: Sendable {
         self.times = times
         self.priority = priority
         self.location = location
+        self.graphQLOperation = graphQLOperation
         self.responder = responder
     }
 

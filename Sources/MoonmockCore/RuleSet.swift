@@ -23,10 +23,10 @@ public final class RuleSet: Sendable {
         for (index, rule) in rules.enumerated() {
             if let m = rule.method {
                 let trie = byMethod[m] ?? RouteTrie()
-                trie.insert(rule.pattern.segments, index)
+                trie.insert(rule.pattern.segments, index, operation: rule.graphQLOperation)
                 byMethod[m] = trie
             } else {
-                any.insert(rule.pattern.segments, index)
+                any.insert(rule.pattern.segments, index, operation: rule.graphQLOperation)
             }
         }
         self.byMethod = byMethod
@@ -41,13 +41,14 @@ public final class RuleSet: Sendable {
     /// every HEAD (and any-method) rule.
     func candidates(for request: MockRequest) -> [Int] {
         let path = request.pathSegments
+        let operation = { () -> String? in request.json?["operationName"]?.stringValue }
         var out: [Int] = []
-        byMethod[request.method]?.collect(path, into: &out)
-        anyMethod.collect(path, into: &out)
+        byMethod[request.method]?.collect(path, operation, into: &out)
+        anyMethod.collect(path, operation, into: &out)
         order(&out)
         if request.method == "HEAD", let get = byMethod["GET"] {
             var fallback: [Int] = []
-            get.collect(path, into: &fallback)
+            get.collect(path, operation, into: &fallback)
             order(&fallback)
             out += fallback
         }
@@ -74,12 +75,14 @@ final class RouteTrie: @unchecked Sendable {
         var literals: [String: Node] = [:]
         var parameter: Node?
         var terminal: [Int] = []
+        /// Terminal rules that require a GraphQL operation, by operation name.
+        var operations: [String: [Int]] = [:]
         var rest: [Int] = []
     }
 
     private let root = Node()
 
-    func insert(_ segments: [RoutePattern.Segment], _ index: Int) {
+    func insert(_ segments: [RoutePattern.Segment], _ index: Int, operation: String?) {
         var node = root
         for segment in segments {
             switch segment {
@@ -96,20 +99,29 @@ final class RouteTrie: @unchecked Sendable {
                 return
             }
         }
-        node.terminal.append(index)
+        if let operation {
+            node.operations[operation, default: []].append(index)
+        } else {
+            node.terminal.append(index)
+        }
     }
 
-    func collect(_ path: [String], into out: inout [Int]) {
-        walk(root, path, 0, &out)
+    /// Appends the rules that can match `path`; `operation` yields the request's GraphQL
+    /// operation name and is only called when a node indexes operations.
+    func collect(_ path: [String], _ operation: () -> String?, into out: inout [Int]) {
+        walk(root, path, 0, operation, &out)
     }
 
-    private func walk(_ node: Node, _ path: [String], _ i: Int, _ out: inout [Int]) {
+    private func walk(_ node: Node, _ path: [String], _ i: Int, _ operation: () -> String?, _ out: inout [Int]) {
         out.append(contentsOf: node.rest)
         if i == path.count {
             out.append(contentsOf: node.terminal)
+            if !node.operations.isEmpty, let op = operation(), let rules = node.operations[op] {
+                out.append(contentsOf: rules)
+            }
             return
         }
-        if let next = node.literals[path[i]] { walk(next, path, i + 1, &out) }
-        if let next = node.parameter { walk(next, path, i + 1, &out) }
+        if let next = node.literals[path[i]] { walk(next, path, i + 1, operation, &out) }
+        if let next = node.parameter { walk(next, path, i + 1, operation, &out) }
     }
 }

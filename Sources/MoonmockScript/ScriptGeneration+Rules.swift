@@ -75,7 +75,8 @@ extension ScriptGeneration {
                 req.host == want ? nil : "host: expected \(want), got \(req.host)"
             })
         }
-        if let op = string("graphql") { predicates.append(.graphQL(operation: op)) }
+        let operation = string("graphql")
+        if let operation { predicates.append(.graphQL(operation: operation)) }
         for (field, make) in [("query", Predicate.query), ("headers", Predicate.header)] as [(String, (String, ValueMatcher) -> Predicate)] {
             if stack.getField(1, field) == LUA_TTABLE {
                 let t = stack.top
@@ -131,7 +132,8 @@ extension ScriptGeneration {
             }
         }
         return Rule(id: name, method: method, pattern: pattern, predicates: predicates, times: times,
-                    priority: priority, location: location.isEmpty ? nil : location, responder: responder)
+                    priority: priority, location: location.isEmpty ? nil : location, graphQLOperation: operation,
+                    responder: responder)
     }
 
     /// A string (equality), a number (as text), `mock.present`, `mock.absent` or `mock.match(p)`.

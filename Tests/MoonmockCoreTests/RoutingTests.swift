@@ -98,6 +98,23 @@ struct RoutingTests {
         #expect(engine.handle(request("GET", "http://h/catch/a/b")).ruleID == "catch")
     }
 
+    @Test("thousands of GraphQL operations on one path are indexed by operationName")
+    func manyOperations() throws {
+        var rules: [Rule] = []
+        for i in 0..<5_000 {
+            rules.append(Rule(id: "op\(i)", method: "POST", pattern: try RoutePattern("/graphql"),
+                              predicates: [.graphQL(operation: "Op\(i)")], graphQLOperation: "Op\(i)") { _ in .text("\(i)") })
+        }
+        rules.append(try rule("POST", "/graphql", id: "generic") { _ in .text("generic") })
+        let set = RuleSet(rules)
+        let req = request("POST", "http://h/graphql", body: #"{"operationName":"Op4999"}"#)
+        #expect(set.candidates(for: req) == [4999, 5000])
+        let engine = Engine()
+        engine.setScriptRules(set)
+        #expect(engine.handle(req).ruleID == "op4999")
+        #expect(engine.handle(request("POST", "http://h/graphql", body: #"{"operationName":"Nope"}"#)).ruleID == "generic")
+    }
+
     @Test("a throwing responder becomes a 500 with the message; the engine keeps serving")
     func handlerError() throws {
         let engine = Engine()
