@@ -1,0 +1,3 @@
+import Foundation
+
+exit(Bench.main(Array(CommandLine.arguments.dropFirst())))
