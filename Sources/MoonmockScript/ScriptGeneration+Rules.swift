@@ -162,42 +162,43 @@ extension ScriptGeneration {
 
     // MARK: calls into the VM at request time
 
-    /// Runs a handler function; returns its response, or `nil` when it returned nil/false.
-    func callHandler(_ ref: Int32, _ context: RequestContext) throws -> (MockResponse, explicitStatus: Bool)? {
-        let spec: ResponseSpec? = try withVM(context) {
+    /// Calls the Lua function under `ref` with the `req` table of `context` and lets `read`
+    /// inspect its one result, all with exclusive use of the VM.
+    private func call<T>(_ ref: Int32, with context: RequestContext, _ read: (LuaStack) throws -> T) throws -> T {
+        try withVM(context) {
             let stack = vm.stack
             let top = stack.top
             defer { stack.top = top }
             lua_rawgeti(vm.state, mm_registryindex(), lua_Integer(ref))
             pushRequest(context, stack)
-            do {
-                try vm.call(arguments: 1, results: 1)
-                return try responseSpec(at: -1, stack)
-            } catch let error as LuaError {
-                throw HandlerFailure(message: error.message, detail: error.traceback)
-            } catch {
-                throw HandlerFailure(message: "\(context.rule?.location.map { $0 + ": " } ?? "")\(message(error))")
-            }
+            try vm.call(arguments: 1, results: 1)
+            return try read(stack)
+        }
+    }
+
+    /// Runs a handler function; returns its response, or `nil` when it returned nil/false.
+    func callHandler(_ ref: Int32, _ context: RequestContext) throws -> (MockResponse, explicitStatus: Bool)? {
+        let spec: ResponseSpec?
+        do {
+            spec = try call(ref, with: context) { try self.responseSpec(at: -1, $0) }
+        } catch let error as LuaError where error.traceback != nil {
+            throw HandlerFailure(message: error.message, detail: error.traceback)
+        } catch {
+            throw HandlerFailure(message: "\(context.rule?.location.map { $0 + ": " } ?? "")\(message(error))")
         }
         return spec?.realize(context, self)
     }
 
-    /// Runs a `when(req)` predicate. An error counts as "no match" and is logged in the reason.
+    /// Runs a `when(req)` predicate. An error counts as "no match" and is given as the reason.
     func callWhen(_ ref: Int32, _ request: MockRequest, _ params: [String: String]) -> String? {
-        // `when` runs before a rule is chosen; the context only serves req.json and logging.
+        // `when` runs before a rule is chosen; the probe context serves req.json and logging.
         let probe = RequestContext.probe(request: request, params: params, engine: engine)
-        return withVM(probe) {
-            let stack = vm.stack
-            let top = stack.top
-            defer { stack.top = top }
-            lua_rawgeti(vm.state, mm_registryindex(), lua_Integer(ref))
-            pushRequest(probe, stack)
-            do {
-                try vm.call(arguments: 1, results: 1)
-                return stack.bool(at: -1) ? nil : "when(req) returned \(stack.isNil(at: -1) ? "nil" : "false")"
-            } catch {
-                return "when(req) failed: \(message(error))"
+        do {
+            return try call(ref, with: probe) { stack in
+                stack.bool(at: -1) ? nil : "when(req) returned \(stack.isNil(at: -1) ? "nil" : "false")"
             }
+        } catch {
+            return "when(req) failed: \(message(error))"
         }
     }
 
