@@ -74,10 +74,8 @@ extension ScriptGeneration {
         }
         vm.setFunction("log", in: H) { [unowned self] stack in
             let line = stack.string(at: 1) ?? ""
-            if let current = self.current { current.log(line) } else {
-                self.loadLogs.append(line)
-                self.options.loadLog?(line)
-            }
+            if let current = self.current { current.log(line) } else { self.loadLogs.append(line) }
+            self.options.log?(line)
             return 0
         }
         vm.setFunction("now", in: H) { [unowned self] stack in stack.push(self.engine.environment.now()); return 1 }

@@ -17,16 +17,16 @@ public struct ScriptOptions: Sendable {
     public var unsafe: Bool
     /// Instruction budget per handler call and memory ceiling per VM.
     public var limits: LuaLimits
-    /// Receives `print` / `mock.log` lines written while the script loads (not during requests:
-    /// those go to the journal entry).
-    public var loadLog: (@Sendable (String) -> Void)?
+    /// The host log: receives every `print` / `mock.log` line, while the script loads and while
+    /// it handles requests (those lines also go to the request's journal entry).
+    public var log: (@Sendable (String) -> Void)?
 
     public init(libraryPaths: [String] = ScriptOptions.environmentLibraryPaths(), unsafe: Bool = false,
-                limits: LuaLimits = LuaLimits(), loadLog: (@Sendable (String) -> Void)? = nil) {
+                limits: LuaLimits = LuaLimits(), log: (@Sendable (String) -> Void)? = nil) {
         self.libraryPaths = libraryPaths
         self.unsafe = unsafe
         self.limits = limits
-        self.loadLog = loadLog
+        self.log = log
     }
 
     /// The folders of `MOONMOCK_PATH` (colon-separated).

@@ -118,7 +118,7 @@ struct ScriptFlags {
 
     var options: ScriptOptions {
         ScriptOptions(libraryPaths: libraries + ScriptOptions.environmentLibraryPaths(), unsafe: unsafe,
-                      loadLog: { MoonmockCLI.printError("[script] " + $0) })
+                      log: { MoonmockCLI.printError("* log: " + $0) })
     }
 }
 

@@ -72,7 +72,6 @@ enum Request {
         var url = positional[2]
         if !url.contains("://") && !url.hasPrefix("/") { url = "http://" + url }
         let exchange = engine.handle(MockRequest(method: positional[1], url: url, headers: headers, body: body))
-        for line in engine.journal.entries().last?.logs ?? [] { MoonmockCLI.printError("* log: " + line) }
 
         if exchange.delayMilliseconds > 0 {
             MoonmockCLI.printError("* delay: \(Int(exchange.delayMilliseconds.rounded())) ms")

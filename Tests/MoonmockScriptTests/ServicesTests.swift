@@ -144,14 +144,16 @@ struct ServicesTests {
         #expect(ja == b.send("GET", "/e").json)
     }
 
-    @Test("load-time logs are reported to the options' callback")
-    func loadLog() throws {
+    @Test("log lines reach the host log callback, at load time and per request")
+    func hostLog() throws {
         let lines = LockedLines()
-        let folder = try ScriptFolder(["mocks.lua": "print('hello from load')"])
+        let folder = try ScriptFolder(["mocks.lua": "print('hello from load')\nmock.get('/x', function() mock.log('in handler') return 'x' end)"])
         let engine = Engine()
-        let g = try engine.loadScript(file: folder.path("mocks.lua"), options: ScriptOptions(libraryPaths: [], loadLog: { lines.append($0) }))
-        #expect(lines.all == ["hello from load"])
+        let g = try engine.loadScript(file: folder.path("mocks.lua"), options: ScriptOptions(libraryPaths: [], log: { lines.append($0) }))
+        _ = engine.send("GET", "/x")
+        #expect(lines.all == ["hello from load", "in handler"])
         #expect(g.loadLogs == ["hello from load"])
+        #expect(engine.journal.entries().last?.logs == ["in handler"])
     }
 }
 
