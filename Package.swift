@@ -4,6 +4,7 @@ import PackageDescription
 let package = Package(
     name: "Moonmock",
     products: [
+        .library(name: "Moonmock", targets: ["Moonmock"]),
         .library(name: "MoonmockCore", targets: ["MoonmockCore"]),
         .library(name: "MoonmockScript", targets: ["MoonmockScript"]),
         .executable(name: "moonmock", targets: ["moonmock"]),
@@ -17,11 +18,13 @@ let package = Package(
         .target(name: "LuaBridge", dependencies: ["CLua"]),
         .target(name: "MoonmockCore"),
         .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
+        .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript"]),
         .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript"]),
-        .executableTarget(name: "MoonmockBench", dependencies: ["MoonmockCore", "MoonmockScript"]),
+        .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
         .testTarget(name: "LuaBridgeTests", dependencies: ["LuaBridge"]),
         .testTarget(name: "MoonmockCoreTests", dependencies: ["MoonmockCore"]),
         .testTarget(name: "MoonmockScriptTests", dependencies: ["MoonmockScript", "MoonmockCore"]),
+        .testTarget(name: "MoonmockTests", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
         .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock"]),
     ]
 )

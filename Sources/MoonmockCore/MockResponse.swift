@@ -53,6 +53,9 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
     case timeout
     /// The body is sent at `bytesPerSecond`.
     case dribble(bytesPerSecond: Int)
+    /// A specific error for in-process clients (a Swift stub's `failure(_:)`). Over the wire,
+    /// where an error object cannot travel, the server resets the connection.
+    case error(TransportFailure)
 
     /// Parses the script name of a fault (`"connection_reset"`, …).
     public init?(name: String, bytesPerSecond: Int? = nil) {
@@ -75,7 +78,17 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
         case .malformedChunk: return "malformed_chunk"
         case .timeout: return "timeout"
         case .dribble(let n): return "dribble(\(n) B/s)"
+        case .error(let failure): return "error(\(failure.error))"
         }
+    }
+}
+
+/// An error a stub asks the in-process transport to fail with. Equal when the descriptions are.
+public struct TransportFailure: Sendable, Equatable {
+    public let error: any Error & Sendable
+    public init(_ error: any Error & Sendable) { self.error = error }
+    public static func == (a: TransportFailure, b: TransportFailure) -> Bool {
+        String(describing: a.error) == String(describing: b.error)
     }
 }
 

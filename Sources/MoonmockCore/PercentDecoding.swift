@@ -1,6 +1,7 @@
-enum PercentDecoding {
+/// Percent-decoding for URL components.
+public enum PercentDecoding {
     /// Decodes `%XX` escapes (and `+` as space when `plusAsSpace`); malformed escapes stay as is.
-    static func decode<S: StringProtocol>(_ s: S, plusAsSpace: Bool = false) -> String {
+    public static func decode<S: StringProtocol>(_ s: S, plusAsSpace: Bool = false) -> String {
         let u = Array(s.utf8)
         guard u.contains(UInt8(ascii: "%")) || (plusAsSpace && u.contains(UInt8(ascii: "+"))) else { return String(s) }
         var out: [UInt8] = []

@@ -79,7 +79,7 @@ enum Request {
         }
         let response = exchange.response
         switch response.fault {
-        case .connectionReset?: MoonmockCLI.printError("* fault: connection_reset (connection reset by peer)"); return 56
+        case .connectionReset?, .error?: MoonmockCLI.printError("* fault: connection_reset (connection reset by peer)"); return 56
         case .emptyResponse?: MoonmockCLI.printError("* fault: empty_response (empty reply from server)"); return 52
         case .malformedChunk?: MoonmockCLI.printError("* fault: malformed_chunk (invalid chunked encoding)"); return 56
         case .timeout?: MoonmockCLI.printError("* fault: timeout (the server never answers)"); return 28

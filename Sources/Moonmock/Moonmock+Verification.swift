@@ -1,0 +1,62 @@
+import Foundation
+import MoonmockCore
+
+extension Moonmock {
+    /// Every request this instance saw (oldest first, up to the journal's capacity).
+    public var requests: [JournalEntry] { engine.journal.entries() }
+
+    /// Requests no rule answered, with their near-miss reports.
+    public var unmatchedRequests: [JournalEntry] { engine.journal.unmatched() }
+
+    /// How many requests the rule or stub with this id answered (`"GET /users/:id"`, a `name`).
+    public func count(rule id: String) -> Int { engine.journal.count(rule: id) }
+
+    /// How many requests had `method` (any when `nil`) and a path matching `pattern`.
+    ///
+    /// ```swift
+    /// try moonmock.count(.get, "/users/:id")   // 2
+    /// ```
+    public func count(_ method: HTTPMethod?, _ pattern: String) throws -> Int {
+        engine.journal.count(method: method?.rawValue, pattern: try RoutePattern(pattern))
+    }
+
+    /// Throws a readable ``MoonmockError`` unless `method pattern` was requested `times` times
+    /// (at least once when `times` is `nil`). Reads well in Swift Testing and XCTest alike:
+    ///
+    /// ```swift
+    /// try moonmock.verify(.post, "/orders", times: 1)
+    /// ```
+    public func verify(_ method: HTTPMethod?, _ pattern: String, times: Int? = nil) throws {
+        let n = try count(method, pattern)
+        let label = "\(method?.rawValue ?? "ANY") \(pattern)"
+        try check(label, n, times)
+    }
+
+    /// Like ``verify(_:_:times:)`` for a rule or stub id.
+    public func verify(rule id: String, times: Int? = nil) throws {
+        try check("rule '\(id)'", count(rule: id), times)
+    }
+
+    /// Throws when any request went unanswered, listing them with their near-miss reports.
+    public func verifyNoUnmatchedRequests() throws {
+        let unmatched = unmatchedRequests
+        guard !unmatched.isEmpty else { return }
+        var text = "Moonmock: \(unmatched.count) request(s) matched no rule:"
+        for e in unmatched {
+            text += "\n  \(e.method) \(e.url)"
+            for miss in e.nearMisses { text += "\n    - \(miss.ruleID): \(miss.summary)" }
+        }
+        throw MoonmockError.verification(text)
+    }
+
+    private func check(_ label: String, _ n: Int, _ times: Int?) throws {
+        let ok = times.map { n == $0 } ?? (n > 0)
+        guard !ok else { return }
+        let expected = times.map { "\($0) time\($0 == 1 ? "" : "s")" } ?? "at least once"
+        var text = "Moonmock: expected \(label) \(expected), got \(n)."
+        let seen = requests.suffix(10)
+        text += seen.isEmpty ? " No requests were made." : " Last requests:"
+        for e in seen { text += "\n  \(e.method) \(e.url) → \(e.status == 0 ? "fault" : String(e.status)) \(e.ruleID.map { "(\($0))" } ?? "(unmatched)")" }
+        throw MoonmockError.verification(text)
+    }
+}

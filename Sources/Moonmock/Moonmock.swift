@@ -1,0 +1,219 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoonmockCore
+import MoonmockScript
+import Synchronization
+
+/// An in-process Moonmock: an ``Engine`` with rules from `mocks.lua` and Swift stubs, reached
+/// through a `URLProtocol` by the `URLSession`s you install it into. No socket, no port.
+///
+/// Each instance is isolated: a session configured for one instance is answered by that
+/// instance only, so parallel tests can each have their own.
+///
+/// ```swift
+/// let moonmock = try Moonmock(script: URL(fileURLWithPath: "mocks.lua"))
+/// let session = URLSession(configuration: moonmock.makeConfiguration())
+/// let (data, response) = try await session.data(from: URL(string: "https://api.example.com/users/7")!)
+/// ```
+public final class Moonmock: @unchecked Sendable {
+    /// The engine both transports share: rules, journal, state.
+    public let engine: Engine
+    /// The `URLProtocol` class that routes to this instance (for `protocolClasses`).
+    public let protocolClass: AnyClass
+
+    private let settings = Mutex(Settings())
+    private struct Settings {
+        var unmatched: UnmatchedPolicy = .fail
+        var logging: RequestLogging = .none
+        var fixturesDirectory: URL?
+        var scriptOptions = ScriptOptions()
+        var generation: ScriptGeneration?
+    }
+
+    /// Creates an instance with no rules.
+    ///
+    /// - Parameters:
+    ///   - environment: where `now`, `uuid` and random numbers come from (pin it in tests).
+    ///   - journalCapacity: how many requests the journal keeps.
+    public init(environment: MockEnvironment = .system, journalCapacity: Int = 1000) {
+        engine = Engine(environment: environment, journalCapacity: journalCapacity)
+        let cls = InstanceRegistry.makeProtocolClass()
+        protocolClass = cls
+        InstanceRegistry.register(self, for: cls)
+    }
+
+    /// Creates an instance serving a `mocks.lua` file (or a folder holding `mocks.lua`).
+    ///
+    /// ```swift
+    /// let moonmock = try Moonmock(script: Bundle.module.url(forResource: "mocks", withExtension: "lua")!)
+    /// ```
+    public convenience init(script: URL, options: ScriptOptions = ScriptOptions(), environment: MockEnvironment = .system) throws {
+        self.init(environment: environment)
+        try load(script: script, options: options)
+    }
+
+    deinit {
+        InstanceRegistry.unregister(protocolClass)
+        if InstanceRegistry.global === self { InstanceRegistry.global = nil }
+    }
+
+    /// What happens to requests no rule answers. Default ``UnmatchedPolicy/fail``.
+    public var unmatchedPolicy: UnmatchedPolicy {
+        get { settings.withLock { $0.unmatched } }
+        set { settings.withLock { $0.unmatched = newValue } }
+    }
+
+    /// Request logging. Default ``RequestLogging/none``.
+    public var logging: RequestLogging {
+        get { settings.withLock { $0.logging } }
+        set { settings.withLock { $0.logging = newValue } }
+    }
+
+    /// Where ``mock(url:method:status:jsonFile:delay:body:)`` looks for file names; defaults to the
+    /// loaded script's folder, else the current directory.
+    public var fixturesDirectory: URL {
+        get {
+            settings.withLock { s in
+                s.fixturesDirectory ?? s.generation?.baseDirectory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+            }
+        }
+        set { settings.withLock { $0.fixturesDirectory = newValue } }
+    }
+
+    /// The loaded script generation, if any.
+    public var script: ScriptGeneration? { settings.withLock { $0.generation } }
+
+    // MARK: loading
+
+    /// Loads a `mocks.lua` file, or the `mocks.lua` inside a folder. Replaces earlier script rules;
+    /// Swift stubs stay. Throws ``ScriptError`` with `file:line`.
+    ///
+    /// ```swift
+    /// try moonmock.load(script: URL(fileURLWithPath: "Tests/Mocks"))   // Tests/Mocks/mocks.lua
+    /// ```
+    public func load(script url: URL, options: ScriptOptions = ScriptOptions()) throws {
+        var isDirectory: ObjCBool = false
+        var file = url
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            file = url.appendingPathComponent("mocks.lua")
+        }
+        let generation = try ScriptGeneration.load(file: file.path, engine: engine, options: options)
+        install(generation, options)
+    }
+
+    /// Loads a script from Lua text; `baseDirectory` is where its fixtures and modules live.
+    ///
+    /// ```swift
+    /// try moonmock.load(lua: #"mock.get("/ping", "pong")"#)
+    /// ```
+    public func load(lua source: String, baseDirectory: URL? = nil, options: ScriptOptions = ScriptOptions()) throws {
+        let base = baseDirectory?.path ?? FileManager.default.currentDirectoryPath
+        let generation = try ScriptGeneration.load(source: source, baseDirectory: base, engine: engine, options: options)
+        install(generation, options)
+    }
+
+    private func install(_ generation: ScriptGeneration, _ options: ScriptOptions) {
+        engine.setScriptRules(generation.makeRuleSet())
+        settings.withLock {
+            $0.generation = generation
+            $0.scriptOptions = options
+        }
+    }
+
+    /// Clears Swift stubs and other runtime rules, the journal and the state. Script rules stay.
+    public func reset() {
+        engine.reset()
+    }
+
+    // MARK: installing
+
+    /// Adds this instance's protocol in front of `configuration.protocolClasses`.
+    ///
+    /// ```swift
+    /// let configuration = URLSessionConfiguration.default
+    /// moonmock.install(into: configuration)
+    /// let session = URLSession(configuration: configuration)
+    /// ```
+    public func install(into configuration: URLSessionConfiguration) {
+        let others = (configuration.protocolClasses ?? []).filter { !($0 is MoonmockURLProtocol.Type) }
+        configuration.protocolClasses = [protocolClass] + others
+    }
+
+    /// A configuration (ephemeral unless you pass another) that routes to this instance.
+    ///
+    /// ```swift
+    /// let session = URLSession(configuration: moonmock.makeConfiguration())
+    /// ```
+    public func makeConfiguration(_ base: URLSessionConfiguration = .ephemeral) -> URLSessionConfiguration {
+        install(into: base)
+        return base
+    }
+
+    /// A session that routes to this instance.
+    public func makeSession(delegate: (any URLSessionDelegate)? = nil) -> URLSession {
+        URLSession(configuration: makeConfiguration(), delegate: delegate, delegateQueue: nil)
+    }
+
+    /// Routes `URLSession.shared` (and sessions without their own protocol classes) to this
+    /// instance until ``uninstallGlobally()``. One instance at a time can be global.
+    public func installGlobally() {
+        InstanceRegistry.global = self
+        _ = URLProtocol.registerClass(MoonmockURLProtocol.self)
+    }
+
+    /// Stops routing `URLSession.shared` to this instance.
+    public func uninstallGlobally() {
+        if InstanceRegistry.global === self {
+            InstanceRegistry.global = nil
+            URLProtocol.unregisterClass(MoonmockURLProtocol.self)
+        }
+    }
+
+    /// `true` while this instance answers `URLSession.shared`.
+    public var isInstalledGlobally: Bool { InstanceRegistry.global === self }
+}
+
+/// Maps protocol classes to instances. Each instance gets its own generic specialization of
+/// ``MoonmockURLProtocol`` (a distinct class object), because Linux's URLSession does not show a
+/// custom protocol anything that identifies the session's configuration.
+enum InstanceRegistry {
+    private struct Weak { weak var instance: Moonmock? }
+    private static let instances = Mutex<[ObjectIdentifier: Weak]>([:])
+    private static let counter = Atomic<Int>(1)
+    private static let globalInstance = Mutex<Weak>(Weak())
+
+    static var global: Moonmock? {
+        get { globalInstance.withLock { $0.instance } }
+        set { globalInstance.withLock { $0.instance = newValue } }
+    }
+
+    static func register(_ instance: Moonmock, for cls: AnyClass) {
+        instances.withLock { $0[ObjectIdentifier(cls)] = Weak(instance: instance) }
+    }
+
+    static func unregister(_ cls: AnyClass) {
+        _ = instances.withLock { $0.removeValue(forKey: ObjectIdentifier(cls)) }
+    }
+
+    static func instance(for cls: AnyClass) -> Moonmock? {
+        instances.withLock { $0[ObjectIdentifier(cls)]?.instance }
+    }
+
+    /// A protocol class no other instance has: `TaggedURLProtocol<B1<B0<…<End>>>>`, the bits
+    /// spelling a fresh number.
+    static func makeProtocolClass() -> MoonmockURLProtocol.Type {
+        let n = counter.add(1, ordering: .relaxed).oldValue
+        func build<T: InstanceTag>(_ n: Int, _: T.Type) -> MoonmockURLProtocol.Type {
+            if n == 0 { return TaggedURLProtocol<T>.self }
+            return n & 1 == 0 ? build(n >> 1, B0<T>.self) : build(n >> 1, B1<T>.self)
+        }
+        return build(n, End.self)
+    }
+}
+
+protocol InstanceTag {}
+enum End: InstanceTag {}
+enum B0<Next: InstanceTag>: InstanceTag {}
+enum B1<Next: InstanceTag>: InstanceTag {}

@@ -1,0 +1,230 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoonmockCore
+
+/// The in-process transport: turns a `URLRequest` into a ``MockRequest``, runs it through the
+/// owning instance's ``Engine`` and delivers the result through the protocol client.
+///
+/// You rarely name this class: use ``Moonmock/install(into:)``, ``Moonmock/makeConfiguration(_:)``
+/// or ``Moonmock/installGlobally()``. Registered directly, it answers for the global instance.
+public class MoonmockURLProtocol: URLProtocol {
+    /// The instance this class answers for.
+    class var owner: Moonmock? { InstanceRegistry.global }
+    /// Whether requests are claimed even when the owner is gone (then they fail with a clear
+    /// error instead of reaching the real network).
+    class var claimsWithoutOwner: Bool { false }
+
+    static let passThroughKey = "moonmock.passThrough"
+
+    private struct Pending {
+        var stopped = false
+        var timers: [DispatchWorkItem] = []
+        var upstream: URLSessionDataTask?
+    }
+    private let pendingLock = NSLock()
+    private var pendingState = Pending()
+
+    /// Timers and the upstream task are shared by the loading thread and timer threads.
+    private func withPending<T>(_ body: (inout Pending) -> T) -> T {
+        pendingLock.lock()
+        defer { pendingLock.unlock() }
+        return body(&pendingState)
+    }
+
+    override public class func canInit(with request: URLRequest) -> Bool {
+        guard let scheme = request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        if URLProtocol.property(forKey: passThroughKey, in: request) != nil { return false }
+        return claimsWithoutOwner || owner != nil
+    }
+
+    override public class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+
+    override public func startLoading() {
+        guard let owner = Self.owner else {
+            fail(MoonmockError.released(request.url?.absoluteString ?? "?"))
+            return
+        }
+        let mockRequest = MockRequest(request)
+        let exchange = owner.engine.handle(mockRequest)
+        let logging = owner.logging
+        if exchange.matched {
+            logging.log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0, ruleID: exchange.ruleID)
+            deliver(exchange.response, after: exchange.delayMilliseconds, head: mockRequest.method == "HEAD")
+            return
+        }
+        switch owner.unmatchedPolicy {
+        case .fail:
+            logging.log(exchange.request, status: 0, ruleID: nil)
+            fail(MoonmockError.unmatched(exchange.request, exchange.nearMisses))
+        case .notImplemented:
+            logging.log(exchange.request, status: 501, ruleID: nil)
+            let text = MoonmockError.unmatchedText(exchange.request, exchange.nearMisses) + "\n"
+            deliver(.text(text, status: 501), after: 0, head: mockRequest.method == "HEAD")
+        case .passThrough:
+            logging.log(exchange.request, status: nil, ruleID: nil)
+            passThrough()
+        }
+    }
+
+    override public func stopLoading() {
+        let (timers, upstream) = withPending { p in
+            p.stopped = true
+            defer { p.timers = []; p.upstream = nil }
+            return (p.timers, p.upstream)
+        }
+        timers.forEach { $0.cancel() }
+        upstream?.cancel()
+    }
+
+    // MARK: delivery
+
+    /// Delivers `response` after `milliseconds`, honouring its fault.
+    private func deliver(_ response: MockResponse, after milliseconds: Double, head: Bool) {
+        if milliseconds > 0 {
+            schedule(after: milliseconds / 1000) { me in me.send(response, head: head) }
+        } else {
+            send(response, head: head)
+        }
+    }
+
+    private func send(_ response: MockResponse, head: Bool) {
+        switch response.fault {
+        case .connectionReset?: fail(URLError(.networkConnectionLost))
+        case .emptyResponse?, .malformedChunk?: fail(URLError(.badServerResponse))
+        case .error(let failure)?: fail(failure.error)
+        case .timeout?:
+            // Hold, never answer: the client gives up after its own timeout.
+            let wait = request.timeoutInterval > 0 ? request.timeoutInterval : 60
+            schedule(after: wait) { me in me.fail(URLError(.timedOut)) }
+        case .dribble(let bytesPerSecond)?:
+            guard sendHead(response) else { return }
+            dribble(head ? [] : response.body, bytesPerSecond: max(1, bytesPerSecond))
+        case nil:
+            guard sendHead(response) else { return }
+            if !head && !response.body.isEmpty { client?.urlProtocol(self, didLoad: Data(response.body)) }
+            finish()
+        }
+    }
+
+    /// Sends the status line and headers; `false` when loading was stopped.
+    private func sendHead(_ response: MockResponse) -> Bool {
+        guard !withPending({ $0.stopped }), let url = request.url else { return false }
+        var fields: [String: String] = [:]
+        for field in response.headers {
+            fields[field.name] = fields[field.name].map { $0 + ", " + field.value } ?? field.value
+        }
+        if fields.keys.first(where: { $0.equalsIgnoringASCIICase("content-length") }) == nil {
+            fields["Content-Length"] = String(response.body.count)
+        }
+        guard let http = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: fields) else {
+            fail(URLError(.badServerResponse))
+            return false
+        }
+        // Redirects are delivered as plain 3xx responses: wasRedirectedTo crashes on Linux.
+        client?.urlProtocol(self, didReceive: http, cacheStoragePolicy: .notAllowed)
+        return true
+    }
+
+    /// Sends `body` in slices so that it arrives at about `bytesPerSecond`.
+    private func dribble(_ body: [UInt8], bytesPerSecond: Int) {
+        let slice = max(1, bytesPerSecond / 10)
+        guard !body.isEmpty else { finish(); return }
+        let chunk = Array(body.prefix(slice))
+        let rest = Array(body.dropFirst(slice))
+        schedule(after: Double(chunk.count) / Double(bytesPerSecond)) { me in
+            me.client?.urlProtocol(me, didLoad: Data(chunk))
+            me.dribble(rest, bytesPerSecond: bytesPerSecond)
+        }
+    }
+
+    private func finish() {
+        guard !withPending({ $0.stopped }) else { return }
+        client?.urlProtocolDidFinishLoading(self)
+    }
+
+    private func fail(_ error: any Error) {
+        guard !withPending({ $0.stopped }) else { return }
+        client?.urlProtocol(self, didFailWithError: error)
+    }
+
+    /// Runs `body` after `seconds` unless loading stops first.
+    private func schedule(after seconds: Double, _ body: @escaping (MoonmockURLProtocol) -> Void) {
+        let me = Unchecked(self)
+        let item = DispatchWorkItem {
+            guard !me.value.withPending({ $0.stopped }) else { return }
+            body(me.value)
+        }
+        let accepted = withPending { p -> Bool in
+            guard !p.stopped else { return false }
+            p.timers.removeAll { $0.isCancelled }
+            p.timers.append(item)
+            return true
+        }
+        if accepted { DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: item) }
+    }
+
+    // MARK: pass-through
+
+    /// A session of its own, on its own queue: calling `URLSession.shared` from `startLoading`
+    /// deadlocks on Linux. The requests it sends are marked so that no Moonmock protocol takes them.
+    private static let upstreamSession: URLSession = {
+        let queue = OperationQueue()
+        queue.name = "moonmock.passThrough"
+        return URLSession(configuration: .ephemeral, delegate: nil, delegateQueue: queue)
+    }()
+
+    private func passThrough() {
+        guard let mutable = (request as NSURLRequest).mutableCopy() as? NSMutableURLRequest else {
+            fail(URLError(.unknown)); return
+        }
+        URLProtocol.setProperty(true, forKey: Self.passThroughKey, in: mutable)
+        let me = Unchecked(self)
+        let task = Self.upstreamSession.dataTask(with: mutable as URLRequest) { data, response, error in
+            let this = me.value
+            guard !this.withPending({ $0.stopped }) else { return }
+            if let error { this.fail(error); return }
+            if let response { this.client?.urlProtocol(this, didReceive: response, cacheStoragePolicy: .notAllowed) }
+            if let data, !data.isEmpty { this.client?.urlProtocol(this, didLoad: data) }
+            this.finish()
+        }
+        withPending { $0.upstream = task }
+        task.resume()
+    }
+}
+
+/// The protocol class of one ``Moonmock`` instance (see ``InstanceRegistry``).
+final class TaggedURLProtocol<Tag: InstanceTag>: MoonmockURLProtocol {
+    override class var owner: Moonmock? { InstanceRegistry.instance(for: self) }
+    override class var claimsWithoutOwner: Bool { true }
+}
+
+/// Carries a non-Sendable reference into a timer or completion handler. The protocol object
+/// is only touched there after checking that loading has not stopped.
+struct Unchecked<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+extension MockRequest {
+    /// The request as the engine sees it; the body comes from `httpBody`, else from
+    /// `httpBodyStream` (Apple platforms move bodies there).
+    init(_ request: URLRequest) {
+        var headers = HTTPHeaders()
+        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) { headers.add(name, value) }
+        var body = request.httpBody.map { [UInt8]($0) } ?? []
+        if body.isEmpty, let stream = request.httpBodyStream {
+            stream.open()
+            defer { stream.close() }
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            while true {
+                let n = stream.read(&buffer, maxLength: buffer.count)
+                if n <= 0 { break }
+                body.append(contentsOf: buffer[0..<n])
+            }
+        }
+        self.init(method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "http://localhost/",
+                  headers: headers, body: body)
+    }
+}

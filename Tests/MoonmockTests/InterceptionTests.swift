@@ -1,0 +1,147 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Moonmock
+import MoonmockCore
+import Testing
+
+@Suite("In-process interception")
+struct InterceptionTests {
+    @Test("script rules answer sessions built from .default and .ephemeral configurations")
+    func configurations() async throws {
+        let moonmock = try makeMoonmock()
+        for base in [URLSessionConfiguration.default, .ephemeral] {
+            let session = URLSession(configuration: moonmock.makeConfiguration(base))
+            let (body, response) = try await session.fetch("https://api.example.com/users/7")
+            #expect(response.statusCode == 200)
+            #expect(response.value(forHTTPHeaderField: "Content-Type") == "application/json")
+            #expect(body == #"{"id":7,"name":"User 7"}"#)
+        }
+        let configuration = URLSessionConfiguration.default
+        moonmock.install(into: configuration)
+        moonmock.install(into: configuration)   // idempotent
+        #expect(configuration.protocolClasses?.filter { $0 is MoonmockURLProtocol.Type }.count == 1)
+    }
+
+    @Test("completion-handler tasks")
+    func completionHandler() async throws {
+        let session = try keep(makeMoonmock()).makeSession()
+        let (body, status): (String, Int) = await withCheckedContinuation { c in
+            session.dataTask(with: URL(string: "http://x.test/users/3")!) { data, response, _ in
+                c.resume(returning: (String(decoding: data ?? Data(), as: UTF8.self), (response as? HTTPURLResponse)?.statusCode ?? 0))
+            }.resume()
+        }
+        #expect(status == 200 && body == #"{"id":3,"name":"User 3"}"#)
+    }
+
+    @Test("delegate-based tasks get the response, the data and completion")
+    func delegateTasks() async throws {
+        let moonmock = try makeMoonmock()
+        let delegate = CollectingDelegate()
+        let session = moonmock.makeSession(delegate: delegate)
+        session.dataTask(with: URL(string: "http://x.test/users/5")!).resume()
+        let (data, response, _, error) = await delegate.wait()
+        #expect(error == nil)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(String(decoding: data, as: UTF8.self) == #"{"id":5,"name":"User 5"}"#)
+    }
+
+    @Test("request bodies and headers reach the script; GraphQL routes by operationName")
+    func bodies() async throws {
+        let session = try keep(makeMoonmock()).makeSession()
+        let (echo, _) = try await session.fetch("http://x.test/echo", method: "POST", body: Data("a\u{0}b".utf8),
+                                                headers: ["Content-Type": "application/octet-stream"])
+        #expect(echo == #"{"body":"a\u0000b","type":"application/octet-stream"}"#)
+        let (gql, _) = try await session.fetch("http://x.test/graphql", method: "POST",
+                                               body: Data(#"{"operationName":"GetUser","variables":{"id":"9"}}"#.utf8))
+        #expect(gql == #"{"data":{"user":{"id":"9"}}}"#)
+    }
+
+    @Test("a body in httpBodyStream is read too")
+    func bodyStream() async throws {
+        let session = try keep(makeMoonmock()).makeSession()
+        var request = URLRequest(url: URL(string: "http://x.test/echo")!)
+        request.httpMethod = "POST"
+        request.httpBodyStream = InputStream(data: Data("streamed".utf8))
+        let (data, _) = try await session.data(for: request)
+        #expect(String(decoding: data, as: UTF8.self).contains(#""body":"streamed""#))
+    }
+
+    @Test("faults become URLErrors", arguments: [
+        ("/reset", URLError.Code.networkConnectionLost), ("/empty", .badServerResponse), ("/chunk", .badServerResponse),
+        ("/hang", .timedOut),
+    ])
+    func faults(_ path: String, _ code: URLError.Code) async throws {
+        let session = try keep(makeMoonmock()).makeSession()
+        let started = Date()
+        let error = await #expect(throws: URLError.self) { try await session.fetch("http://x.test" + path, timeout: 0.3) }
+        #expect(error?.code == code)
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test("a dribbled body arrives in pieces over time")
+    func dribble() async throws {
+        let moonmock = try makeMoonmock()
+        let delegate = CollectingDelegate()
+        let started = Date()
+        moonmock.makeSession(delegate: delegate).dataTask(with: URL(string: "http://x.test/dribble")!).resume()
+        let (data, _, chunks, error) = await delegate.wait()
+        #expect(error == nil)
+        #expect(String(decoding: data, as: UTF8.self) == "abcdefghij")
+        #expect(chunks >= 3)
+        #expect(Date().timeIntervalSince(started) >= 0.2)
+    }
+
+    @Test("delays wait, and a cancelled task stops waiting at once")
+    func delays() async throws {
+        let session = try keep(makeMoonmock()).makeSession()
+        let started = Date()
+        _ = try await session.fetch("http://x.test/quick")
+        #expect(Date().timeIntervalSince(started) >= 0.05)
+
+        let cancelStart = Date()
+        let task = Task { try await session.fetch("http://x.test/slow") }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        task.cancel()
+        let error = await #expect(throws: (any Error).self) { try await task.value }
+        #expect(Date().timeIntervalSince(cancelStart) < 2)
+        #expect((error as? URLError)?.code == .cancelled || error is CancellationError)
+    }
+
+    @Test("redirects arrive as plain 3xx responses")
+    func redirects() async throws {
+        let (_, response) = try await keep(makeMoonmock()).makeSession().fetch("http://x.test/moved")
+        #expect(response.statusCode == 301)
+        #expect(response.value(forHTTPHeaderField: "Location") == "/users/1")
+    }
+
+    @Test("two instances side by side never see each other's rules or journal")
+    func isolation() async throws {
+        let a = Moonmock(), b = Moonmock()
+        try a.load(lua: #"mock.get("/who", "a")"#)
+        try b.load(lua: #"mock.get("/who", "b")"#)
+        let sa = a.makeSession(), sb = b.makeSession()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<20 {
+                group.addTask {
+                    let (body, _) = try await (i % 2 == 0 ? sa : sb).fetch("http://x.test/who")
+                    #expect(body == (i % 2 == 0 ? "a" : "b"))
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(a.requests.count == 10 && b.requests.count == 10)
+    }
+
+    @Test("an instance that is gone leaves nothing behind; its old sessions fail clearly instead of going online")
+    func deinitUnregisters() async throws {
+        var moonmock: Moonmock? = try makeMoonmock()
+        let session = moonmock!.makeSession()
+        weak let weakRef = moonmock
+        moonmock = nil
+        #expect(weakRef == nil)
+        let error = await #expect(throws: MoonmockError.self) { try await session.fetch("http://x.test/users/1") }
+        #expect(error?.description.contains("no longer exists") == true)
+    }
+}
