@@ -39,6 +39,7 @@ public final class Moonmock: @unchecked Sendable {
     ///   - journalCapacity: how many requests the journal keeps.
     public init(environment: MockEnvironment = .system, journalCapacity: Int = 1000) {
         engine = Engine(environment: environment, journalCapacity: journalCapacity)
+        InstanceRegistry.registerGlobalClassOnce()
         let cls = InstanceRegistry.makeProtocolClass()
         protocolClass = cls
         InstanceRegistry.register(self, for: cls)
@@ -156,19 +157,32 @@ public final class Moonmock: @unchecked Sendable {
         URLSession(configuration: makeConfiguration(), delegate: delegate, delegateQueue: nil)
     }
 
-    /// Routes `URLSession.shared` (and sessions without their own protocol classes) to this
-    /// instance until ``uninstallGlobally()``. One instance at a time can be global.
+    /// Routes `URLSession.shared` to this instance until ``uninstallGlobally()``. One instance
+    /// at a time can be global.
+    ///
+    /// On Linux `URLSession.shared` only sees protocol classes registered before its first use.
+    /// Moonmock registers its (otherwise inert) class when the first instance is created, so
+    /// create an instance before anything touches `URLSession.shared`; if that was too late,
+    /// this method says so on stderr. Sessions you configure yourself have no such limit: use
+    /// ``install(into:)``.
+    ///
+    /// ```swift
+    /// moonmock.installGlobally()
+    /// defer { moonmock.uninstallGlobally() }
+    /// let (data, _) = try await URLSession.shared.data(from: url)
+    /// ```
     public func installGlobally() {
         InstanceRegistry.global = self
-        _ = URLProtocol.registerClass(MoonmockURLProtocol.self)
+        let seen = URLSession.shared.configuration.protocolClasses?.contains { $0 == MoonmockURLProtocol.self } ?? false
+        if !seen {
+            FileHandle.standardError.write(Data(("Moonmock: URLSession.shared was created before the first Moonmock instance, "
+                + "so it cannot be intercepted in this process; use a session from makeConfiguration() instead\n").utf8))
+        }
     }
 
     /// Stops routing `URLSession.shared` to this instance.
     public func uninstallGlobally() {
-        if InstanceRegistry.global === self {
-            InstanceRegistry.global = nil
-            URLProtocol.unregisterClass(MoonmockURLProtocol.self)
-        }
+        if InstanceRegistry.global === self { InstanceRegistry.global = nil }
     }
 
     /// `true` while this instance answers `URLSession.shared`.
@@ -188,6 +202,11 @@ enum InstanceRegistry {
         get { globalInstance.withLock { $0.instance } }
         set { globalInstance.withLock { $0.instance = newValue } }
     }
+
+    /// Registers the global protocol class the first time any instance is created. It claims
+    /// nothing while no instance is installed globally.
+    private static let globalClassRegistered: Bool = URLProtocol.registerClass(MoonmockURLProtocol.self)
+    static func registerGlobalClassOnce() { _ = globalClassRegistered }
 
     static func register(_ instance: Moonmock, for cls: AnyClass) {
         instances.withLock { $0[ObjectIdentifier(cls)] = Weak(instance: instance) }

@@ -180,17 +180,26 @@ public class MoonmockURLProtocol: URLProtocol {
             fail(URLError(.unknown)); return
         }
         URLProtocol.setProperty(true, forKey: Self.passThroughKey, in: mutable)
+        let upstreamRequest = Unchecked(mutable as URLRequest)
         let me = Unchecked(self)
-        let task = Self.upstreamSession.dataTask(with: mutable as URLRequest) { data, response, error in
-            let this = me.value
-            guard !this.withPending({ $0.stopped }) else { return }
-            if let error { this.fail(error); return }
-            if let response { this.client?.urlProtocol(this, didReceive: response, cacheStoragePolicy: .notAllowed) }
-            if let data, !data.isEmpty { this.client?.urlProtocol(this, didLoad: data) }
-            this.finish()
+        // Not from this thread: startLoading runs on URLSession's work queue, and creating a
+        // task on any session synchronously enters that queue again (a deadlock on Linux).
+        DispatchQueue.global().async {
+            let task = Self.upstreamSession.dataTask(with: upstreamRequest.value) { data, response, error in
+                let this = me.value
+                guard !this.withPending({ $0.stopped }) else { return }
+                if let error { this.fail(error); return }
+                if let response { this.client?.urlProtocol(this, didReceive: response, cacheStoragePolicy: .notAllowed) }
+                if let data, !data.isEmpty { this.client?.urlProtocol(this, didLoad: data) }
+                this.finish()
+            }
+            let started = me.value.withPending { p -> Bool in
+                guard !p.stopped else { return false }
+                p.upstream = task
+                return true
+            }
+            if started { task.resume() }
         }
-        withPending { $0.upstream = task }
-        task.resume()
     }
 }
 
