@@ -5,11 +5,12 @@ import MoonmockScript
 /// Benchmarks run by `scripts/bench-*`. Figures are ratios against a baseline measured in the
 /// same run, because the machines are shared and noisy.
 enum Bench {
-    static func main(_ arguments: [String]) -> Int32 {
+    static func main(_ arguments: [String]) async -> Int32 {
         switch arguments.first {
         case "engine": return EngineBench.run(Array(arguments.dropFirst()))
+        case "inprocess": return await InProcessBench.run(Array(arguments.dropFirst()))
         default:
-            FileHandle.standardError.write(Data("usage: MoonmockBench engine [--seconds S] [--rounds N]\n".utf8))
+            FileHandle.standardError.write(Data("usage: MoonmockBench engine|inprocess [options]\n".utf8))
             return 64
         }
     }

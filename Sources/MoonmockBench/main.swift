@@ -1,3 +1,4 @@
 import Foundation
 
-exit(Bench.main(Array(CommandLine.arguments.dropFirst())))
+let code = await Bench.main(Array(CommandLine.arguments.dropFirst()))
+exit(code)

@@ -34,45 +34,55 @@ public struct MockRequest: Sendable {
         self.method = method.asciiUppercased
         self.headers = headers
         self.body = body
-        var rest = Substring(url)
-        if let r = rest.range(of: "://") {
-            scheme = String(rest[..<r.lowerBound]).asciiLowercased
-            rest = rest[r.upperBound...]
-            let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
-            let (h, p) = MockRequest.splitHostPort(rest[..<authorityEnd])
-            host = h
-            port = p
-            rest = rest[authorityEnd...]
+        // Byte-level parsing: this runs for every request of both transports.
+        let b = Array(url.utf8)
+        func text(_ r: Range<Int>) -> String { String(decoding: b[r], as: UTF8.self) }
+        var i = 0
+        var schemeEnd: Int?
+        while i + 2 < b.count, b[i] != UInt8(ascii: "/"), b[i] != UInt8(ascii: "?") {
+            if b[i] == UInt8(ascii: ":"), b[i + 1] == UInt8(ascii: "/"), b[i + 2] == UInt8(ascii: "/") { schemeEnd = i; break }
+            i += 1
+        }
+        var rest = 0
+        if let schemeEnd {
+            scheme = text(0..<schemeEnd).asciiLowercased
+            let authorityStart = schemeEnd + 3
+            var authorityEnd = authorityStart
+            while authorityEnd < b.count, b[authorityEnd] != UInt8(ascii: "/"), b[authorityEnd] != UInt8(ascii: "?"),
+                  b[authorityEnd] != UInt8(ascii: "#") { authorityEnd += 1 }
+            (host, port) = MockRequest.splitHostPort(Substring(text(authorityStart..<authorityEnd)))
+            rest = authorityEnd
         } else {
             scheme = "http"
-            let (h, p) = MockRequest.splitHostPort(Substring(headers["host"] ?? "localhost"))
-            host = h
-            port = p
+            (host, port) = MockRequest.splitHostPort(Substring(headers["host"] ?? "localhost"))
         }
-        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
-        if let q = rest.firstIndex(of: "?") {
-            rawQuery = String(rest[rest.index(after: q)...])
-            rest = rest[..<q]
+        var end = b.count
+        if let hash = b[rest...].firstIndex(of: UInt8(ascii: "#")) { end = hash }
+        if let q = b[rest..<end].firstIndex(of: UInt8(ascii: "?")) {
+            rawQuery = text((q + 1)..<end)
+            end = q
         } else {
             rawQuery = nil
         }
-        let p = rest.isEmpty ? "/" : String(rest)
-        path = p.hasPrefix("/") ? p : "/" + p
+        let p = rest < end ? text(rest..<end) : "/"
+        path = p.utf8.first == UInt8(ascii: "/") ? p : "/" + p
     }
 
-    /// Splits `host[:port]`, handling bracketed IPv6 literals.
+    /// Splits `host[:port]`, handling bracketed IPv6 literals and dropping `user@`.
     static func splitHostPort(_ authority: Substring) -> (String, Int?) {
-        var a = authority
-        if let at = a.lastIndex(of: "@") { a = a[a.index(after: at)...] }
-        if a.hasPrefix("["), let close = a.firstIndex(of: "]") {
-            let host = String(a[...close]).asciiLowercased
-            let after = a[a.index(after: close)...]
-            return (host, after.hasPrefix(":") ? Int(after.dropFirst()) : nil)
+        var b = Array(authority.utf8)[...]
+        if let at = b.lastIndex(of: UInt8(ascii: "@")) { b = b[(at + 1)...] }
+        var hostEnd = b.endIndex
+        var portStart: Int?
+        if b.first == UInt8(ascii: "["), let close = b.firstIndex(of: UInt8(ascii: "]")) {
+            hostEnd = close + 1
+            if hostEnd < b.endIndex, b[hostEnd] == UInt8(ascii: ":") { portStart = hostEnd + 1 }
+        } else if let colon = b.lastIndex(of: UInt8(ascii: ":")) {
+            hostEnd = colon
+            portStart = colon + 1
         }
-        if let colon = a.lastIndex(of: ":") {
-            return (String(a[..<colon]).asciiLowercased, Int(a[a.index(after: colon)...]))
-        }
-        return (String(a).asciiLowercased, nil)
+        let host = String(decoding: b[b.startIndex..<hostEnd], as: UTF8.self).asciiLowercased
+        return (host, portStart.flatMap { Int(String(decoding: b[$0...], as: UTF8.self)) })
     }
 
     /// The absolute URL, with the port only when it is not the scheme's default.

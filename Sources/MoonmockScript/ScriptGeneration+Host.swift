@@ -38,8 +38,7 @@ extension ScriptGeneration {
         }
         vm.setFunction("json_encode", in: H) { [unowned self] stack in
             do {
-                let value = try self.json(at: 1, stack)
-                stack.push(bytes: value.encoded())
+                stack.push(bytes: try self.encodeJSON(at: 1, stack))
                 return 1
             } catch { stack.pushNil(); stack.push(message(error)); return 2 }
         }

@@ -16,7 +16,8 @@ extension ScriptGeneration {
         case LUA_TTABLE:
             let t = stack.absolute(i)
             if hasMetatable(t, refs.resp, stack) { return try responseValue(t, stack) }
-            return .fixed(.json(try json(at: t, stack)), explicitStatus: false)
+            let body = try encodeJSON(at: t, stack)
+            return .fixed(MockResponse(status: 200, headers: ["Content-Type": "application/json"], body: body), explicitStatus: false)
         default:
             throw LuaError.host("a handler must return a table, a string, a mock.* response or nil, not a \(stack.typeName(at: i))")
         }

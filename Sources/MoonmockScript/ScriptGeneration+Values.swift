@@ -107,53 +107,21 @@ extension ScriptGeneration {
         refs.requestMeta = luaL_ref(vm.state, mm_registryindex())
     }
 
-    /// Pushes the `req` table for `context` (DESIGN §2.3). `json`, `cookies` and `query_all`
-    /// are computed on first access.
+    /// Pushes the `req` table for `context` (DESIGN §2.3). `method`, `path`, `params` and `id`
+    /// are filled in; every other field is computed on first access (and then cached on the
+    /// table), so a handler pays only for what it reads. Fields are available while the handler
+    /// runs.
     func pushRequest(_ context: RequestContext, _ stack: LuaStack) {
         let r = context.request
         _ = stack.ensure(6)
-        stack.newTable(hash: 16)
+        stack.newTable(hash: 8)
         let t = stack.top
         stack.push(r.method); stack.setField(t, "method")
-        stack.push(r.url); stack.setField(t, "url")
-        stack.push(r.scheme); stack.setField(t, "scheme")
-        stack.push(r.host); stack.setField(t, "host")
-        if let port = r.effectivePort { stack.push(port); stack.setField(t, "port") }
         stack.push(r.path); stack.setField(t, "path")
-        stack.push(bytes: r.body); stack.setField(t, "body")
         stack.push(r.id); stack.setField(t, "id")
-
         stack.newTable(hash: Int32(context.params.count))
         for (k, v) in context.params { stack.push(v); stack.setField(-2, k) }
         stack.setField(t, "params")
-
-        stack.newTable()
-        for item in r.queryItems {
-            if stack.getField(-1, item.name) == LUA_TNIL {
-                stack.pop()
-                stack.push(item.value ?? "")
-                stack.setField(-2, item.name)
-            } else {
-                stack.pop()
-            }
-        }
-        stack.setField(t, "query")
-
-        stack.newTable(hash: Int32(clamping: r.headers.fields.count))
-        for field in r.headers {
-            let name = field.name.asciiLowercased
-            if stack.getField(-1, name) == LUA_TSTRING {
-                let joined = (stack.string(at: -1) ?? "") + ", " + field.value
-                stack.pop()
-                stack.push(joined)
-            } else {
-                stack.pop()
-                stack.push(field.value)
-            }
-            stack.setField(-2, name)
-        }
-        stack.setField(t, "headers")
-
         lua_rawgeti(stack.L, mm_registryindex(), lua_Integer(refs.requestMeta))
         lua_setmetatable(stack.L, t)
     }
@@ -161,7 +129,38 @@ extension ScriptGeneration {
     /// `__index` of request tables: the lazily computed fields.
     private func requestIndex(_ stack: LuaStack) throws -> Int32 {
         guard let key = stack.string(at: 2), let request = current?.request else { stack.pushNil(); return 1 }
+        _ = stack.ensure(6)
         switch key {
+        case "url": stack.push(request.url)
+        case "scheme": stack.push(request.scheme)
+        case "host": stack.push(request.host)
+        case "port":
+            guard let port = request.effectivePort else { stack.pushNil(); return 1 }
+            stack.push(port)
+        case "body": stack.push(bytes: request.body)
+        case "query":
+            stack.newTable()
+            for item in request.queryItems {
+                let seen = stack.getField(-1, item.name) != LUA_TNIL
+                stack.pop()
+                if seen { continue }   // the first value wins; query_all has them all
+                stack.push(item.value ?? "")
+                stack.setField(-2, item.name)
+            }
+        case "headers":
+            stack.newTable(hash: Int32(clamping: request.headers.fields.count))
+            for field in request.headers {
+                let name = field.name.asciiLowercased
+                if stack.getField(-1, name) == LUA_TSTRING {
+                    let joined = (stack.string(at: -1) ?? "") + ", " + field.value
+                    stack.pop()
+                    stack.push(joined)
+                } else {
+                    stack.pop()
+                    stack.push(field.value)
+                }
+                stack.setField(-2, name)
+            }
         case "json":
             guard let json = request.json else { stack.pushNil(); return 1 }
             push(json: json, stack)

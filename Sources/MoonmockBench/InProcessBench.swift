@@ -1,0 +1,95 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Moonmock
+import MoonmockCore
+
+/// Time per request through `URLSession` with Moonmock serving `examples/bench/mocks.lua`,
+/// against an empty `URLProtocol` that returns a constant response: same session kind, same
+/// requests, alternating rounds in one run.
+enum InProcessBench {
+    static func run(_ arguments: [String]) async -> Int32 {
+        var requests = 3000
+        var rounds = 5
+        var script = "examples/bench/mocks.lua"
+        var kind = "ephemeral"
+        var i = 0
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--requests": requests = Int(arguments[i + 1]) ?? requests; i += 2
+            case "--rounds": rounds = Int(arguments[i + 1]) ?? rounds; i += 2
+            case "--script": script = arguments[i + 1]; i += 2
+            case "--session": kind = arguments[i + 1]; i += 2
+            default: i += 1
+            }
+        }
+        let moonmock: Moonmock
+        do { moonmock = try Moonmock(script: URL(fileURLWithPath: script)) } catch {
+            print("cannot load \(script): \(error)")
+            return 1
+        }
+        func configuration() -> URLSessionConfiguration { kind == "default" ? .default : .ephemeral }
+        let baselineConfiguration = configuration()
+        baselineConfiguration.protocolClasses = [ConstantProtocol.self]
+        let baseline = URLSession(configuration: baselineConfiguration)
+        let mocked = URLSession(configuration: moonmock.makeConfiguration(configuration()))
+
+        var get = URLRequest(url: URL(string: "http://api.example.com/users/7")!)
+        get.httpMethod = "GET"
+        var graphql = URLRequest(url: URL(string: "http://api.example.com/graphql")!)
+        graphql.httpMethod = "POST"
+        graphql.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        graphql.httpBody = Data(#"{"operationName":"GetUser","variables":{"id":"7"},"query":"query GetUser($id: ID!) { user(id: $id) { id name } }"}"#.utf8)
+
+        for (request, expect) in [(get, #"{"email":"user7@example.com","id":7,"name":"User 7"}"#), (graphql, #"{"data":{"user":{"id":"7","name":"User 7"}}}"#)] {
+            guard let (data, _) = try? await mocked.data(for: request), String(decoding: data, as: UTF8.self) == expect else {
+                print("Moonmock answered \(request.url!.path) wrongly")
+                return 1
+            }
+        }
+
+        var times: [String: [Double]] = [:]
+        for _ in 0..<rounds {
+            for (name, request) in [("GET /users/:id", get), ("GraphQL GetUser", graphql)] {
+                times["empty protocol, " + name, default: []].append(await perRequest(baseline, request, requests))
+                times["Moonmock, " + name, default: []].append(await perRequest(mocked, request, requests))
+            }
+        }
+        moonmock.engine.journal.clear()
+
+        print("in-process: microseconds per request through URLSession (.\(kind)), median of \(rounds) rounds of \(requests)")
+        var worst = 0.0
+        for name in ["GET /users/:id", "GraphQL GetUser"] {
+            let base = median(times["empty protocol, " + name]!), mock = median(times["Moonmock, " + name]!)
+            worst = max(worst, mock / base)
+            print(String(format: "  %-18@ empty protocol %7.1f us   Moonmock %7.1f us   ratio %.3fx", name as NSString, base, mock, mock / base))
+        }
+        print(String(format: "worst ratio Moonmock/empty protocol: %.3fx (target <= 1.15x) %@", worst, worst <= 1.15 ? "PASS" : "FAIL"))
+        return 0
+    }
+
+    static func perRequest(_ session: URLSession, _ request: URLRequest, _ n: Int) async -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<n { _ = try? await session.data(for: request) }
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1000 / Double(n)
+    }
+
+    static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+}
+
+/// The baseline: answers every request at once with a constant small JSON body.
+final class ConstantProtocol: URLProtocol {
+    static let body = Data(#"{"email":"user7@example.com","id":7,"name":"User 7"}"#.utf8)
+
+    override class func canInit(with request: URLRequest) -> Bool { true }
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+    override func startLoading() {
+        let response = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: "HTTP/1.1",
+                                       headerFields: ["Content-Type": "application/json", "Content-Length": String(Self.body.count)])!
+        client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+        client?.urlProtocol(self, didLoad: Self.body)
+        client?.urlProtocolDidFinishLoading(self)
+    }
+    override func stopLoading() {}
+}
