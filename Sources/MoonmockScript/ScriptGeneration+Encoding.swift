@@ -4,13 +4,23 @@ import MoonmockCore
 
 extension ScriptGeneration {
     /// Encodes the Lua value at `i` straight to JSON bytes (no intermediate ``JSONValue``):
-    /// the same rules as ``json(at:_:depth:)`` — sorted object keys, integers stay integers,
-    /// `mock.null`, `mock.json.array` — for the hot path of handler results.
+    /// tables with keys 1…n (and tables made by `mock.json.array`) are arrays, other tables are
+    /// objects with sorted keys, integers stay integers, `mock.null` is null.
     func appendJSON(at i: Int32, _ stack: LuaStack, into out: inout [UInt8], depth: Int = 0) throws {
         let L = stack.L
         switch stack.type(at: i) {
         case LUA_TNIL, LUA_TNONE: out += [0x6E, 0x75, 0x6C, 0x6C]
         case LUA_TLIGHTUSERDATA where lua_touserdata(L, i) == nil: out += [0x6E, 0x75, 0x6C, 0x6C]
+        case LUA_TBOOLEAN: JSONValue.bool(stack.bool(at: i)).encode(into: &out)
+        case LUA_TNUMBER:
+            if lua_isinteger(L, i) != 0 {
+                JSONValue.integer(lua_tointegerx(L, i, nil)).encode(into: &out)
+            } else {
+                let d = lua_tonumberx(L, i, nil)
+                guard d.isFinite else { throw LuaError.host("cannot encode \(d) as JSON") }
+                JSONValue.double(d).encode(into: &out)
+            }
+        case LUA_TSTRING: JSONValue.encodeString(stack.string(at: i) ?? "", into: &out)
         case LUA_TTABLE:
             guard depth < 128 else { throw LuaError.host("cannot encode a table nested deeper than 128 levels (a cycle?)") }
             guard stack.ensure(4) else { throw LuaError.host("stack overflow while encoding JSON") }
@@ -67,7 +77,7 @@ extension ScriptGeneration {
             }
             out.append(UInt8(ascii: "}"))
         default:
-            try json(at: i, stack, depth: depth).encode(into: &out)
+            throw LuaError.host("cannot encode a \(stack.typeName(at: i)) as JSON")
         }
     }
 

@@ -3,64 +3,10 @@ import LuaBridge
 import MoonmockCore
 
 extension ScriptGeneration {
-    /// Converts the Lua value at `i` to JSON. Tables with keys 1…n are arrays (as is any table
-    /// made by `mock.json.array`); other tables are objects with string keys; `mock.null` is null.
-    func json(at i: Int32, _ stack: LuaStack, depth: Int = 0) throws -> JSONValue {
-        let L = stack.L
-        switch stack.type(at: i) {
-        case LUA_TNIL, LUA_TNONE: return .null
-        case LUA_TBOOLEAN: return .bool(stack.bool(at: i))
-        case LUA_TNUMBER:
-            if lua_isinteger(L, i) != 0 { return .integer(lua_tointegerx(L, i, nil)) }
-            let d = lua_tonumberx(L, i, nil)
-            guard d.isFinite else { throw LuaError.host("cannot encode \(d) as JSON") }
-            return .double(d)
-        case LUA_TSTRING: return .string(stack.string(at: i) ?? "")
-        case LUA_TLIGHTUSERDATA where lua_touserdata(L, i) == nil: return .null
-        case LUA_TTABLE:
-            guard depth < 128 else { throw LuaError.host("cannot encode a table nested deeper than 128 levels (a cycle?)") }
-            guard stack.ensure(4) else { throw LuaError.host("stack overflow while encoding JSON") }
-            let t = stack.absolute(i)
-            if hasMetatable(t, refs.resp, stack) {
-                throw LuaError.host("cannot encode a response value (mock.json/mock.text/...) as JSON")
-            }
-            if hasMetatable(t, refs.array, stack) {
-                let n = stack.rawLength(t)
-                var items: [JSONValue] = []
-                items.reserveCapacity(n)
-                for k in 0..<n {
-                    stack.getIndex(t, Int64(k + 1))
-                    defer { stack.pop() }
-                    items.append(try json(at: -1, stack, depth: depth + 1))
-                }
-                return .array(items)
-            }
-            var object: [String: JSONValue] = [:]
-            var indexed: [Int64: JSONValue] = [:]
-            var onlyIndices = true
-            lua_pushnil(L)
-            while lua_next(L, t) != 0 {
-                defer { stack.pop() }
-                let value = try json(at: -1, stack, depth: depth + 1)
-                if lua_type(L, -2) == LUA_TNUMBER, lua_isinteger(L, -2) != 0 {
-                    let k = lua_tointegerx(L, -2, nil)
-                    indexed[k] = value
-                    object[String(k)] = value
-                } else if lua_type(L, -2) == LUA_TSTRING {
-                    onlyIndices = false
-                    object[stack.string(at: -2) ?? ""] = value
-                } else {
-                    lua_settop(L, t)
-                    throw LuaError.host("cannot encode a table with \(stack.typeName(at: -1)) keys as JSON")
-                }
-            }
-            if onlyIndices, !indexed.isEmpty, indexed.keys.min() == 1, indexed.keys.max() == Int64(indexed.count) {
-                return .array((1...indexed.count).map { indexed[Int64($0)]! })
-            }
-            return .object(object)
-        default:
-            throw LuaError.host("cannot encode a \(stack.typeName(at: i)) as JSON")
-        }
+    /// Converts the Lua value at `i` to a ``JSONValue`` (for predicates built at load time),
+    /// through the one Lua-to-JSON encoder, ``appendJSON(at:_:into:depth:)``.
+    func json(at i: Int32, _ stack: LuaStack) throws -> JSONValue {
+        try JSONValue(parsing: encodeJSON(at: i, stack))
     }
 
     /// Pushes JSON as Lua values: arrays get the `mock.json.array` metatable (so `[]` stays
