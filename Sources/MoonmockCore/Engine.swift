@@ -86,7 +86,7 @@ public final class Engine: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         var request = request
         request.id = nextID.add(1, ordering: .relaxed).oldValue
-        let sets = [runtimeRules.withLock { $0 }, scriptRules.withLock { $0 }]
+        let sets = RuleSets(runtime: runtimeRules.withLock { $0 }, script: scriptRules.withLock { $0 })
 
         if let batch = graphQLBatch(request), let exchange = handleBatch(request, batch, sets, started) {
             return exchange
@@ -95,7 +95,7 @@ public final class Engine: Sendable {
         if let routed = route(request, sets, &fellThrough) {
             return finish(request, routed.response, routed.rule.id, routed.logs, routed.error, [], started)
         }
-        let misses = NearMiss.closest(to: request, among: sets.flatMap(\.rules), fellThrough: fellThrough)
+        let misses = NearMiss.closest(to: request, among: sets.runtime.rules + sets.script.rules, fellThrough: fellThrough)
         let response = MockResponse.json(NearMiss.body(for: request, misses), status: 404)
         return finish(request, response, nil, [], nil, misses, started)
     }
@@ -108,33 +108,42 @@ public final class Engine: Sendable {
     }
 
     /// Finds the first rule that answers; `nil` when none does.
-    private func route(_ request: MockRequest, _ sets: [RuleSet], _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
-        for set in sets {
-            for index in set.candidates(for: request) {
-                let rule = set.rules[index]
-                guard let params = rule.pattern.match(request),
-                      rule.predicates.allSatisfy({ $0.check(request, params) == nil }),
-                      rule.claim() else { continue }
-                let context = RequestContext(request: request, params: params, rule: rule, state: state, environment: environment)
-                var error: String?
-                let response: MockResponse
-                do {
-                    guard let r = try rule.responder(context) else {
-                        rule.unclaim()
-                        fellThrough.insert(ObjectIdentifier(rule))
-                        continue
-                    }
-                    response = r
-                } catch let failure as HandlerFailure {
-                    error = failure.description
-                    response = .text("handler error in rule '\(rule.id)': \(failure.description)\n", status: 500)
-                } catch let other {
-                    error = String(describing: other)
-                    response = .text("handler error in rule '\(rule.id)': \(other)\n", status: 500)
+    /// The two rule sets of one request: runtime rules first, then script rules.
+    private struct RuleSets {
+        let runtime: RuleSet
+        let script: RuleSet
+    }
+
+    private func route(_ request: MockRequest, _ sets: RuleSets, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
+        if let routed = route(request, in: sets.runtime, &fellThrough) { return routed }
+        return route(request, in: sets.script, &fellThrough)
+    }
+
+    private func route(_ request: MockRequest, in set: RuleSet, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
+        for index in set.candidates(for: request) {
+            let rule = set.rules[index]
+            guard let params = rule.pattern.match(request),
+                  rule.predicates.allSatisfy({ $0.check(request, params) == nil }),
+                  rule.claim() else { continue }
+            let context = RequestContext(request: request, params: params, rule: rule, state: state, environment: environment)
+            var error: String?
+            let response: MockResponse
+            do {
+                guard let r = try rule.responder(context) else {
+                    rule.unclaim()
+                    fellThrough.insert(ObjectIdentifier(rule))
+                    continue
                 }
-                rule.recordHit()
-                return Routed(rule: rule, response: response, logs: context.logs, error: error)
+                response = r
+            } catch let failure as HandlerFailure {
+                error = failure.description
+                response = .text("handler error in rule '\(rule.id)': \(failure.description)\n", status: 500)
+            } catch let other {
+                error = String(describing: other)
+                response = .text("handler error in rule '\(rule.id)': \(other)\n", status: 500)
             }
+            rule.recordHit()
+            return Routed(rule: rule, response: response, logs: context.logs, error: error)
         }
         return nil
     }
@@ -146,7 +155,7 @@ public final class Engine: Sendable {
         return items
     }
 
-    private func handleBatch(_ request: MockRequest, _ operations: [JSONValue], _ sets: [RuleSet], _ started: UInt64) -> Exchange? {
+    private func handleBatch(_ request: MockRequest, _ operations: [JSONValue], _ sets: RuleSets, _ started: UInt64) -> Exchange? {
         var parts: [(MockRequest, Routed)] = []
         for operation in operations {
             var sub = MockRequest(method: request.method, url: request.url, headers: request.headers, body: operation.encoded())
@@ -182,8 +191,8 @@ public final class Engine: Sendable {
         let delay = response.delay?.sample(environment.random) ?? 0
         let elapsed = Int((DispatchTime.now().uptimeNanoseconds - started) / 1000)
         journal.record(JournalEntry(
-            id: request.id, timestamp: environment.now(), method: request.method, url: request.url,
-            path: request.path, headers: request.headers, body: Array(request.body.prefix(Journal.maxBodyBytes)),
+            request: request.body.count > Journal.maxBodyBytes ? request.truncatingBody(to: Journal.maxBodyBytes) : request,
+            timestamp: environment.now(),
             status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
             delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses))
         return Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)

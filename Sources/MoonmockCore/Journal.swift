@@ -2,15 +2,10 @@ import Synchronization
 
 /// One request as the engine saw it, matched or not.
 public struct JournalEntry: Sendable {
-    public let id: Int
+    /// The request itself (bodies beyond ``Journal/maxBodyBytes`` are cut).
+    public let request: MockRequest
     /// Seconds since 1970 when the request arrived.
     public let timestamp: Double
-    public let method: String
-    public let url: String
-    public let path: String
-    public let headers: HTTPHeaders
-    /// The request body, cut at ``Journal/maxBodyBytes``.
-    public let body: [UInt8]
     public let status: Int
     /// The id of the rule that answered, or `nil` when none did.
     public let ruleID: String?
@@ -26,6 +21,13 @@ public struct JournalEntry: Sendable {
     /// For unmatched requests: the closest rules and why each did not match.
     public let nearMisses: [NearMiss]
 
+    public var id: Int { request.id }
+    public var method: String { request.method }
+    /// The absolute URL (built when asked for, not on the request path).
+    public var url: String { request.url }
+    public var path: String { request.path }
+    public var headers: HTTPHeaders { request.headers }
+    public var body: [UInt8] { request.body }
     public var matched: Bool { ruleID != nil }
 }
 
@@ -85,7 +87,7 @@ public final class Journal: Sendable {
     public func count(method: String?, pattern: RoutePattern) -> Int {
         let m = method?.asciiUppercased
         return entries().count { e in
-            (m == nil || e.method == m) && pattern.match(MockRequest(method: e.method, url: e.url)) != nil
+            (m == nil || e.method == m) && pattern.match(e.request) != nil
         }
     }
 }

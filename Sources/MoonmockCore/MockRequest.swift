@@ -85,6 +85,13 @@ public struct MockRequest: Sendable {
         return (host, portStart.flatMap { Int(String(decoding: b[$0...], as: UTF8.self)) })
     }
 
+    /// A copy whose body is cut to `limit` bytes (for the journal).
+    func truncatingBody(to limit: Int) -> MockRequest {
+        var copy = MockRequest(method: method, url: url, headers: headers, body: Array(body.prefix(limit)))
+        copy.id = id
+        return copy
+    }
+
     /// The absolute URL, with the port only when it is not the scheme's default.
     public var url: String {
         var s = scheme + "://" + host
@@ -97,9 +104,24 @@ public struct MockRequest: Sendable {
     /// Path segments, percent-decoded, without empty segments from a trailing slash.
     public var pathSegments: [String] {
         if let s = cache.segments { return s }
-        let s = path.split(separator: "/", omittingEmptySubsequences: true).map { PercentDecoding.decode($0) }
-        cache.segments = s
-        return s
+        // Split on the UTF-8 bytes: Character-based splitting is far slower and '/' is ASCII.
+        var segments: [String] = []
+        let bytes = path.utf8
+        var start = bytes.startIndex
+        var i = start
+        while true {
+            if i == bytes.endIndex || bytes[i] == UInt8(ascii: "/") {
+                if start < i {
+                    let piece = Substring(bytes[start..<i])
+                    segments.append(piece.utf8.contains(UInt8(ascii: "%")) ? PercentDecoding.decode(piece) : String(piece))
+                }
+                if i == bytes.endIndex { break }
+                start = bytes.index(after: i)
+            }
+            i = bytes.index(after: i)
+        }
+        cache.segments = segments
+        return segments
     }
 
     /// Query items in order, percent-decoded (`+` is a space).

@@ -2,8 +2,8 @@
 public enum PercentDecoding {
     /// Decodes `%XX` escapes (and `+` as space when `plusAsSpace`); malformed escapes stay as is.
     public static func decode<S: StringProtocol>(_ s: S, plusAsSpace: Bool = false) -> String {
+        guard s.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }) else { return String(s) }
         let u = Array(s.utf8)
-        guard u.contains(UInt8(ascii: "%")) || (plusAsSpace && u.contains(UInt8(ascii: "+"))) else { return String(s) }
         var out: [UInt8] = []
         out.reserveCapacity(u.count)
         var i = 0
