@@ -52,26 +52,41 @@ enum InProcessBench {
         var times: [String: [Double]] = [:]
         for _ in 0..<rounds {
             for (name, request) in [("GET /users/:id", get), ("GraphQL GetUser", graphql)] {
-                times["empty protocol, " + name, default: []].append(await perRequest(baseline, request, requests))
-                times["Moonmock, " + name, default: []].append(await perRequest(mocked, request, requests))
+                for concurrency in [1, 8] {
+                    let label = "\(name) \(concurrency)"
+                    times["empty protocol, " + label, default: []].append(await perRequest(baseline, request, requests, concurrency))
+                    times["Moonmock, " + label, default: []].append(await perRequest(mocked, request, requests, concurrency))
+                }
             }
         }
         moonmock.engine.journal.clear()
 
-        print("in-process: microseconds per request through URLSession (.\(kind)), median of \(rounds) rounds of \(requests)")
+        print("in-process: microseconds per request through URLSession (.\(kind)), median of \(rounds) rounds of \(requests);")
+        print("one request at a time (latency) and 8 in flight (wall time / requests)")
         var worst = 0.0
         for name in ["GET /users/:id", "GraphQL GetUser"] {
-            let base = median(times["empty protocol, " + name]!), mock = median(times["Moonmock, " + name]!)
-            worst = max(worst, mock / base)
-            print(String(format: "  %-18@ empty protocol %7.1f us   Moonmock %7.1f us   ratio %.3fx", name as NSString, base, mock, mock / base))
+            for concurrency in [1, 8] {
+                let label = "\(name) \(concurrency)"
+                let base = median(times["empty protocol, " + label]!), mock = median(times["Moonmock, " + label]!)
+                worst = max(worst, mock / base)
+                print(String(format: "  %-16@ %@   empty protocol %7.1f us   Moonmock %7.1f us   ratio %.3fx", name as NSString,
+                             (concurrency == 1 ? "sequential " : "8 in flight") as NSString, base, mock, mock / base))
+            }
         }
         print(String(format: "worst ratio Moonmock/empty protocol: %.3fx (target <= 1.15x) %@", worst, worst <= 1.15 ? "PASS" : "FAIL"))
         return 0
     }
 
-    static func perRequest(_ session: URLSession, _ request: URLRequest, _ n: Int) async -> Double {
+    /// Wall time per request for `n` requests, `concurrency` of them in flight at once.
+    static func perRequest(_ session: URLSession, _ request: URLRequest, _ n: Int, _ concurrency: Int) async -> Double {
         let start = DispatchTime.now().uptimeNanoseconds
-        for _ in 0..<n { _ = try? await session.data(for: request) }
+        await withTaskGroup(of: Void.self) { group in
+            for lane in 0..<concurrency {
+                group.addTask {
+                    for _ in stride(from: lane, to: n, by: concurrency) { _ = try? await session.data(for: request) }
+                }
+            }
+        }
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1000 / Double(n)
     }
 
