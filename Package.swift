@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "Moonmock", targets: ["Moonmock"]),
         .library(name: "MoonmockCore", targets: ["MoonmockCore"]),
+        .library(name: "MoonmockServer", targets: ["MoonmockServer"]),
         .library(name: "MoonmockScript", targets: ["MoonmockScript"]),
         .executable(name: "moonmock", targets: ["moonmock"]),
     ],
@@ -15,16 +16,23 @@ let package = Package(
             pkgConfig: "lua5.4",
             providers: [.apt(["liblua5.4-dev"])]
         ),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
         .target(name: "LuaBridge", dependencies: ["CLua"]),
         .target(name: "MoonmockCore"),
         .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
         .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript"]),
-        .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript"]),
+        .target(name: "MoonmockServer", dependencies: ["MoonmockCore", "MoonmockScript", "CMicroHTTPD"]),
+        .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer"]),
         .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
         .testTarget(name: "LuaBridgeTests", dependencies: ["LuaBridge"]),
         .testTarget(name: "MoonmockCoreTests", dependencies: ["MoonmockCore"]),
         .testTarget(name: "MoonmockScriptTests", dependencies: ["MoonmockScript", "MoonmockCore"]),
         .testTarget(name: "MoonmockTests", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
+        .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript"]),
         .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock"]),
     ]
 )

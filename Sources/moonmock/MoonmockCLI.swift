@@ -11,6 +11,7 @@ enum MoonmockCLI {
     usage: moonmock <command> [options]
 
     commands:
+      serve [SCRIPT]                     serve a script over HTTP (default ./mocks.lua)
       check SCRIPT                       load and validate a script, list its rules
       request SCRIPT METHOD URL          run one request through a script, print it like curl -i
       help [COMMAND]                     show help
@@ -18,6 +19,28 @@ enum MoonmockCLI {
     options:
       -h, --help                         show help
       --version                          show the version
+    """
+
+    static let serveUsage = """
+    usage: moonmock serve [SCRIPT] [options]
+
+    Serves SCRIPT (default ./mocks.lua) over HTTP/1.1, or HTTPS with a certificate.
+    Port 0 picks a free port and prints it. SIGINT/SIGTERM drain requests and exit 0.
+
+    options:
+      --host ADDRESS         address to bind (default 127.0.0.1)
+      --port PORT            port to bind (default 8080; 0 picks one)
+      --threads N            worker threads (default: the number of cores)
+      --tls-cert FILE        PEM certificate, with --tls-key FILE: serve HTTPS
+      --tls-key FILE         PEM private key
+      --log MODE             request lines: none, compact or verbose (default none)
+      --journal N            requests kept in the journal (default 1000)
+      --admin-token TOKEN    require Authorization: Bearer TOKEN for /__moonmock/
+      --max-body BYTES       larger request bodies get 413 (default 16777216)
+      --lib DIR              also look for require()d modules in DIR (repeatable)
+      --no-watch             do not reload the script when it changes
+      --unsafe               lift the sandbox (trusted local scripts only)
+      -h, --help             show this help
     """
 
     static let checkUsage = """
@@ -64,6 +87,7 @@ enum MoonmockCLI {
             switch rest.first {
             case nil: print(usage)
             case "check": print(checkUsage)
+            case "serve": print(serveUsage)
             case "request": print(requestUsage)
             case let other?: return usageError("unknown command '\(other)'", usage)
             }
@@ -73,6 +97,8 @@ enum MoonmockCLI {
             return 0
         case "check":
             return Check.run(rest)
+        case "serve":
+            return Serve.run(rest)
         case "request":
             return Request.run(rest)
         default:

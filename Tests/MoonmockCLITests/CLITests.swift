@@ -7,6 +7,7 @@ struct CLITests {
     usage: moonmock <command> [options]
 
     commands:
+      serve [SCRIPT]                     serve a script over HTTP (default ./mocks.lua)
       check SCRIPT                       load and validate a script, list its rules
       request SCRIPT METHOD URL          run one request through a script, print it like curl -i
       help [COMMAND]                     show help
@@ -27,7 +28,7 @@ struct CLITests {
 
     @Test("every command has --help")
     func commandHelp() throws {
-        for command in ["check", "request"] {
+        for command in ["serve", "check", "request"] {
             let r = try CLIRunner.run([command, "--help"])
             #expect(r.status == 0)
             #expect(r.stdout.hasPrefix("usage: moonmock \(command) "))

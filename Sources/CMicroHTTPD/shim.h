@@ -1,0 +1,85 @@
+#ifndef MOONMOCK_CMICROHTTPD_SHIM_H
+#define MOONMOCK_CMICROHTTPD_SHIM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <microhttpd.h>
+
+// Everything here exists because MHD_start_daemon and MHD_get_*_info are variadic or return
+// unions, neither of which Swift imports usefully.
+
+/// What the Swift side passes to start a daemon: fixed fields instead of varargs.
+typedef struct mm_daemon_config {
+    unsigned int flags;
+    const struct sockaddr *address;       // bind address (IPv4 or IPv6), port 0 picks one
+    unsigned int thread_pool_size;        // 0 or 1: one internal polling thread
+    unsigned int connection_timeout;      // seconds of inactivity before MHD closes a connection
+    size_t connection_memory_limit;       // per-connection buffer for headers
+    const char *tls_key_pem;              // NULL for plain HTTP
+    const char *tls_cert_pem;
+    MHD_AccessHandlerCallback handler;
+    void *handler_cls;
+    MHD_RequestCompletedCallback completed;
+    void *completed_cls;
+    void *(*uri_logger)(void *cls, const char *uri, struct MHD_Connection *connection);
+    void *uri_logger_cls;
+} mm_daemon_config;
+
+// MHD_start_daemon is variadic: the options are spelled out here once, for both TLS and plain.
+static inline struct MHD_Daemon *mm_start_daemon(const mm_daemon_config *c) {
+    unsigned int pool = c->thread_pool_size > 1 ? c->thread_pool_size : 0;
+    if (c->tls_key_pem != NULL && c->tls_cert_pem != NULL) {
+        return MHD_start_daemon(c->flags | MHD_USE_TLS, 0, NULL, NULL, c->handler, c->handler_cls,
+            MHD_OPTION_SOCK_ADDR, c->address,
+            MHD_OPTION_THREAD_POOL_SIZE, pool,
+            MHD_OPTION_CONNECTION_TIMEOUT, c->connection_timeout,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->connection_memory_limit,
+            MHD_OPTION_NOTIFY_COMPLETED, c->completed, c->completed_cls,
+            MHD_OPTION_URI_LOG_CALLBACK, c->uri_logger, c->uri_logger_cls,
+            MHD_OPTION_HTTPS_MEM_KEY, c->tls_key_pem,
+            MHD_OPTION_HTTPS_MEM_CERT, c->tls_cert_pem,
+            MHD_OPTION_END);
+    }
+    return MHD_start_daemon(c->flags, 0, NULL, NULL, c->handler, c->handler_cls,
+        MHD_OPTION_SOCK_ADDR, c->address,
+        MHD_OPTION_THREAD_POOL_SIZE, pool,
+        MHD_OPTION_CONNECTION_TIMEOUT, c->connection_timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->connection_memory_limit,
+        MHD_OPTION_NOTIFY_COMPLETED, c->completed, c->completed_cls,
+        MHD_OPTION_URI_LOG_CALLBACK, c->uri_logger, c->uri_logger_cls,
+        MHD_OPTION_END);
+}
+
+// MHD_get_daemon_info is variadic and returns a union.
+static inline uint16_t mm_daemon_port(struct MHD_Daemon *d) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? info->port : 0;
+}
+
+// MHD_get_connection_info is variadic and returns a union.
+static inline int mm_connection_fd(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
+}
+
+// A true TCP RST: dissolve the socket's association (connect with AF_UNSPEC), so that when MHD
+// closes it the peer sees a reset instead of a FIN (SO_LINGER {1,0} alone still gave a FIN).
+static inline void mm_reset_socket(int fd) {
+    struct sockaddr sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_family = AF_UNSPEC;
+    (void)connect(fd, &sa, sizeof sa);
+}
+
+// MHD_SIZE_UNKNOWN is a macro over a 64-bit cast.
+static inline uint64_t mm_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
+
+// MHD_CONTENT_READER_END_WITH_ERROR / _END_OF_STREAM are macros over casts.
+static inline ssize_t mm_reader_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }
+static inline ssize_t mm_reader_end(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
+
+#endif

@@ -1,0 +1,117 @@
+import Foundation
+import MoonmockCore
+
+/// The admin API under `/__moonmock/` (DESIGN §5), answered as JSON:
+///
+/// | request | answer |
+/// |---|---|
+/// | `GET /__moonmock/health` | status, rule and request counts |
+/// | `GET /__moonmock/rules` | rules in evaluation order with hit counts |
+/// | `GET`/`DELETE /__moonmock/requests` | the journal / clear it |
+/// | `GET /__moonmock/requests/unmatched` | unmatched requests with near-miss reports |
+/// | `GET`/`DELETE /__moonmock/state` | `mock.state` / flush it |
+/// | `POST /__moonmock/reload` | reload the script, report the result |
+/// | `POST /__moonmock/reset` | clear runtime rules, journal and state |
+/// | `GET /__moonmock/` | the dashboard page |
+///
+/// With a token, every call needs `Authorization: Bearer TOKEN`.
+struct AdminAPI: Sendable {
+    static let prefix = "/__moonmock"
+
+    let engine: Engine
+    let token: String?
+    let startedAt = Date()
+
+    func handle(_ request: MockRequest, server: MoonmockServer) -> MockResponse {
+        if let token, request.headers["authorization"] != "Bearer \(token)" {
+            var r = MockResponse.json(.object(["error": .string("admin API needs Authorization: Bearer <token>")]), status: 401)
+            r.headers["WWW-Authenticate"] = "Bearer"
+            return r
+        }
+        var path = String(request.path.dropFirst(Self.prefix.count))
+        if path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        switch (request.method, path) {
+        case ("GET", ""), ("GET", "/"):
+            return MockResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Array(Dashboard.html.utf8))
+        case ("GET", "/health"):
+            return .json(.object([
+                "status": .string("ok"),
+                "rules": .integer(Int64(engine.allRules.count)),
+                "requests": .integer(Int64(engine.journal.entries().count)),
+                "in_flight": .integer(Int64(server.requestsInFlight)),
+                "uptime_seconds": .double((Date().timeIntervalSince(startedAt) * 1000).rounded() / 1000),
+            ]))
+        case ("GET", "/rules"):
+            return .json(.array(engine.allRules.map(Self.json)))
+        case ("GET", "/requests"):
+            return .json(.array(engine.journal.entries().map(Self.json)))
+        case ("DELETE", "/requests"):
+            engine.journal.clear()
+            return .json(.object(["cleared": .bool(true)]))
+        case ("GET", "/requests/unmatched"):
+            return .json(.array(engine.journal.unmatched().map(Self.json)))
+        case ("GET", "/state"):
+            return .json(.object(engine.state.snapshot().mapValues(\.json)))
+        case ("DELETE", "/state"):
+            engine.state.flush()
+            return .json(.object(["flushed": .bool(true)]))
+        case ("POST", "/reset"):
+            engine.reset()
+            return .json(.object(["reset": .bool(true)]))
+        case ("POST", "/reload"):
+            guard let reload = server.reloader else {
+                return .json(.object(["error": .string("this server has no script to reload")]), status: 501)
+            }
+            do {
+                let result = try reload()
+                return .json(.object(["ok": .bool(result.ok), "message": .string(result.message), "rules": .integer(Int64(result.rules))]),
+                             status: result.ok ? 200 : 422)
+            } catch {
+                return .json(.object(["ok": .bool(false), "message": .string(String(describing: error))]), status: 422)
+            }
+        default:
+            return .json(.object([
+                "error": .string("no admin endpoint \(request.method) \(request.path)"),
+                "endpoints": .array(["GET /__moonmock/health", "GET /__moonmock/rules", "GET|DELETE /__moonmock/requests",
+                                     "GET /__moonmock/requests/unmatched", "GET|DELETE /__moonmock/state",
+                                     "POST /__moonmock/reload", "POST /__moonmock/reset"].map(JSONValue.string)),
+            ]), status: 404)
+        }
+    }
+
+    static func json(_ rule: Rule) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "id": .string(rule.id),
+            "method": rule.method.map(JSONValue.string) ?? .string("ANY"),
+            "pattern": .string(rule.pattern.source),
+            "hits": .integer(Int64(rule.hits)),
+            "priority": .integer(Int64(rule.priority)),
+            "retired": .bool(rule.isRetired),
+            "conditions": .array(rule.predicates.map { .string($0.description) }),
+        ]
+        if let times = rule.times { o["times"] = .integer(Int64(times)) }
+        if let location = rule.location { o["location"] = .string(location) }
+        return .object(o)
+    }
+
+    static func json(_ e: JournalEntry) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "id": .integer(Int64(e.id)),
+            "timestamp": .double(e.timestamp),
+            "method": .string(e.method),
+            "url": .string(e.url),
+            "status": .integer(Int64(e.status)),
+            "rule": e.ruleID.map(JSONValue.string) ?? .null,
+            "duration_us": .integer(Int64(e.durationMicros)),
+            "headers": .object(Dictionary(e.headers.fields.map { ($0.name.asciiLowercased, JSONValue.string($0.value)) }) { a, b in
+                .string((a.stringValue ?? "") + ", " + (b.stringValue ?? "")) }),
+            "body": .string(String(decoding: e.body, as: UTF8.self)),
+            "logs": .array(e.logs.map(JSONValue.string)),
+        ]
+        if e.delayMilliseconds > 0 { o["delay_ms"] = .double(e.delayMilliseconds) }
+        if let fault = e.fault { o["fault"] = .string(fault.description) }
+        if let error = e.error { o["error"] = .string(error) }
+        if !e.nearMisses.isEmpty { o["near_misses"] = .array(e.nearMisses.map(\.json)) }
+        return .object(o)
+    }
+}

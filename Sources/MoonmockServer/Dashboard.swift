@@ -1,0 +1,51 @@
+/// The dashboard at `GET /__moonmock/`: one self-contained page that reads the admin API.
+enum Dashboard {
+    static let html = #"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Moonmock</title>
+<style>
+  body { font: 14px/1.4 system-ui, sans-serif; margin: 2rem; color: #222; }
+  h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
+  table { border-collapse: collapse; width: 100%; }
+  th, td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
+  code { font-family: ui-monospace, monospace; }
+  .miss { color: #a40; } .ok { color: #070; }
+  button { margin-right: .5rem; }
+</style>
+</head>
+<body>
+<h1>Moonmock</h1>
+<p id="health">loading…</p>
+<p><button onclick="post('reload')">Reload script</button><button onclick="post('reset')">Reset</button>
+<button onclick="del('requests')">Clear journal</button></p>
+<h2>Rules</h2>
+<table><thead><tr><th>rule</th><th>where</th><th>hits</th><th>conditions</th></tr></thead><tbody id="rules"></tbody></table>
+<h2>Requests</h2>
+<table><thead><tr><th>#</th><th>request</th><th>status</th><th>rule / closest</th></tr></thead><tbody id="requests"></tbody></table>
+<script>
+const api = p => fetch('/__moonmock/' + p).then(r => r.json());
+const esc = s => String(s).replace(/[&<>"]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
+async function post(p) { await fetch('/__moonmock/' + p, { method: 'POST' }); refresh(); }
+async function del(p) { await fetch('/__moonmock/' + p, { method: 'DELETE' }); refresh(); }
+async function refresh() {
+  const [health, rules, requests] = await Promise.all([api('health'), api('rules'), api('requests')]);
+  document.getElementById('health').textContent =
+    `${health.status} · ${health.rules} rules · ${health.requests} requests in the journal`;
+  document.getElementById('rules').innerHTML = rules.map(r =>
+    `<tr><td><code>${esc(r.id)}</code></td><td>${esc(r.location || '')}</td><td>${r.hits}${r.times ? ' / ' + r.times : ''}</td>` +
+    `<td>${r.conditions.map(esc).join('<br>')}</td></tr>`).join('');
+  document.getElementById('requests').innerHTML = requests.slice().reverse().map(e =>
+    `<tr><td>${e.id}</td><td><code>${esc(e.method)} ${esc(e.url)}</code></td>` +
+    `<td class="${e.rule ? 'ok' : 'miss'}">${e.fault ? esc(e.fault) : e.status}</td>` +
+    `<td>${e.rule ? '<code>' + esc(e.rule) + '</code>' :
+      (e.near_misses || []).map(m => `<code>${esc(m.rule)}</code>: ${esc(m.summary)}`).join('<br>')}</td></tr>`).join('');
+}
+refresh(); setInterval(refresh, 2000);
+</script>
+</body>
+</html>
+"""#
+}

@@ -1,0 +1,179 @@
+import CMicroHTTPD
+import Foundation
+import MoonmockCore
+import MoonmockScript
+import Synchronization
+
+/// The socket transport: an HTTP/1.1 (and HTTPS) server on libmicrohttpd that runs every
+/// request through the same ``Engine`` as the in-process transport.
+///
+/// ```swift
+/// let engine = Engine()
+/// try engine.loadScript(file: "mocks.lua")
+/// var configuration = ServerConfiguration()
+/// configuration.port = 0
+/// let server = MoonmockServer(engine: engine, configuration: configuration)
+/// try server.start()
+/// print("listening on", server.port)
+/// server.stop()
+/// ```
+public final class MoonmockServer: @unchecked Sendable {
+    public let engine: Engine
+    public let configuration: ServerConfiguration
+    /// Rebuilds the script for `POST /__moonmock/reload`; `nil` when there is no script.
+    let reloader: (@Sendable () throws -> ReloadResult)?
+    let admin: AdminAPI
+
+    private var daemon: OpaquePointer?
+    private let state = Mutex(State())
+    private struct State {
+        var port = 0
+        var inFlight = 0
+        var stopping = false
+    }
+    /// Connections held open by the `timeout` fault, resumed (and closed) when the server stops.
+    let held = Mutex<[ObjectIdentifier: HeldConnection]>([:])
+
+    /// What a reload reports.
+    public struct ReloadResult: Sendable {
+        public let ok: Bool
+        public let message: String
+        public let rules: Int
+        public init(ok: Bool, message: String, rules: Int) {
+            self.ok = ok
+            self.message = message
+            self.rules = rules
+        }
+    }
+
+    /// - Parameters:
+    ///   - engine: the engine to serve (its script rules, stubs, journal and state).
+    ///   - configuration: address, threads, TLS, limits, admin token, logging.
+    ///   - reload: rebuilds the script for `POST /__moonmock/reload` (hot reload's manual form).
+    public init(engine: Engine, configuration: ServerConfiguration = ServerConfiguration(),
+                reload: (@Sendable () throws -> ReloadResult)? = nil) {
+        self.engine = engine
+        self.configuration = configuration
+        self.reloader = reload
+        self.admin = AdminAPI(engine: engine, token: configuration.adminToken)
+    }
+
+    deinit { stop(drainSeconds: 0) }
+
+    /// The bound port (useful with port 0), or 0 before ``start()``.
+    public var port: Int { state.withLock { $0.port } }
+
+    /// `http://127.0.0.1:PORT` (or `https://…`).
+    public var baseURL: String {
+        let scheme = configuration.tlsCertificatePEM == nil ? "http" : "https"
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "\(scheme)://\(host):\(port)"
+    }
+
+    /// Requests being handled (including delayed and held ones).
+    public var requestsInFlight: Int { state.withLock { $0.inFlight } }
+
+    /// Binds and starts serving. Throws ``ServerError`` when the address cannot be used.
+    public func start() throws {
+        guard daemon == nil else { return }
+        if (configuration.tlsCertificatePEM == nil) != (configuration.tlsKeyPEM == nil) {
+            throw ServerError.configuration("TLS needs both a certificate and a key")
+        }
+        if !configuration.isLoopback && configuration.adminToken == nil {
+            throw ServerError.configuration(
+                "refusing to expose the admin API on \(configuration.host) without --admin-token (bind 127.0.0.1, or set a token)")
+        }
+        var storage = sockaddr_storage()
+        let length = try Self.address(configuration.host, configuration.port, into: &storage)
+        _ = length
+        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            | (storage.ss_family == sa_family_t(AF_INET6) ? MHD_USE_IPv6.rawValue : 0)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let started: OpaquePointer? = withUnsafePointer(to: &storage) { sa in
+            sa.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                configuration.tlsKeyPEM.withOptionalCString { key in
+                    configuration.tlsCertificatePEM.withOptionalCString { cert in
+                        var config = mm_daemon_config(
+                            flags: flags, address: address, thread_pool_size: UInt32(max(1, configuration.threads)),
+                            connection_timeout: UInt32(max(1, configuration.idleTimeout)), connection_memory_limit: 64 * 1024,
+                            tls_key_pem: key, tls_cert_pem: cert,
+                            handler: serverAccessHandler, handler_cls: me,
+                            completed: serverRequestCompleted, completed_cls: me,
+                            uri_logger: serverURILogger, uri_logger_cls: me)
+                        return mm_start_daemon(&config)
+                    }
+                }
+            }
+        }
+        guard let started else {
+            throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port) (address in use, or not available)")
+        }
+        daemon = started
+        let bound = Int(mm_daemon_port(started))
+        state.withLock { $0.port = bound }
+    }
+
+    /// Stops accepting, lets requests in flight finish (up to `drainSeconds`), releases held
+    /// connections and closes everything. Safe to call twice.
+    public func stop(drainSeconds: Double = 5) {
+        guard let daemon else { return }
+        state.withLock { $0.stopping = true }
+        let deadline = Date().addingTimeInterval(drainSeconds)
+        // Held (timeout fault) connections never finish by themselves: release them first.
+        releaseHeldConnections()
+        while requestsInFlight > 0 && Date() < deadline { usleep(5_000) }
+        MHD_stop_daemon(daemon)
+        self.daemon = nil
+    }
+
+    func releaseHeldConnections() {
+        let connections = held.withLock { h in
+            defer { h.removeAll() }
+            return Array(h.values)
+        }
+        for c in connections {
+            c.request.closeOnResume = true
+            MHD_resume_connection(c.connection)
+        }
+    }
+
+    var isStopping: Bool { state.withLock { $0.stopping } }
+
+    func requestStarted() { state.withLock { $0.inFlight += 1 } }
+    func requestFinished() { state.withLock { $0.inFlight -= 1 } }
+
+    /// Fills `storage` with the address for `host:port`.
+    static func address(_ host: String, _ port: Int, into storage: inout sockaddr_storage) throws -> Int {
+        let name = host == "localhost" ? "127.0.0.1" : host
+        if name.contains(":") {
+            var a6 = sockaddr_in6()
+            a6.sin6_family = sa_family_t(AF_INET6)
+            a6.sin6_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET6, name, &a6.sin6_addr) == 1 else { throw ServerError.configuration("invalid address '\(host)'") }
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: withUnsafeBytes(of: a6) { $0 }) }
+            return MemoryLayout<sockaddr_in6>.size
+        }
+        var a4 = sockaddr_in()
+        a4.sin_family = sa_family_t(AF_INET)
+        a4.sin_port = in_port_t(UInt16(port).bigEndian)
+        guard inet_pton(AF_INET, name, &a4.sin_addr) == 1 else { throw ServerError.configuration("invalid address '\(host)'") }
+        withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: withUnsafeBytes(of: a4) { $0 }) }
+        return MemoryLayout<sockaddr_in>.size
+    }
+}
+
+/// A connection parked by the `timeout` fault.
+struct HeldConnection: @unchecked Sendable {
+    let connection: OpaquePointer
+    let request: ServerRequest
+}
+
+extension Optional where Wrapped == String {
+    /// Runs `body` with a C string, or `nil`.
+    func withOptionalCString<T>(_ body: (UnsafePointer<CChar>?) -> T) -> T {
+        switch self {
+        case .some(let s): return s.withCString { body($0) }
+        case .none: return body(nil)
+        }
+    }
+}

@@ -1,0 +1,52 @@
+/// How a ``MoonmockServer`` listens and behaves.
+///
+/// ```swift
+/// var configuration = ServerConfiguration()
+/// configuration.port = 0          // pick a free port; read it from server.port
+/// configuration.threads = 2
+/// ```
+public struct ServerConfiguration: Sendable {
+    /// Address to bind; loopback unless told otherwise.
+    public var host: String = "127.0.0.1"
+    /// Port to bind; 0 picks a free one.
+    public var port: Int = 8080
+    /// Worker threads (each serves its own connections); defaults to the number of cores.
+    public var threads: Int = max(1, ServerConfiguration.cores)
+    /// PEM contents (not paths) of the TLS certificate and key; both or neither.
+    public var tlsCertificatePEM: String?
+    public var tlsKeyPEM: String?
+    /// Request bodies beyond this many bytes get `413`.
+    public var maxBodyBytes: Int = 16 << 20
+    /// `Authorization: Bearer TOKEN` required for `/__moonmock/` when set.
+    public var adminToken: String?
+    /// Seconds an idle keep-alive connection stays open.
+    public var idleTimeout: Int = 60
+    /// Request log lines.
+    public var log: RequestLogMode = .none
+    /// Where log lines go (stdout by default).
+    public var logSink: (@Sendable (String) -> Void)?
+
+    public init() {}
+
+    /// `true` for addresses that only this machine reaches.
+    public var isLoopback: Bool {
+        host == "127.0.0.1" || host == "::1" || host == "localhost" || host.hasPrefix("127.")
+    }
+
+    static var cores: Int {
+        #if canImport(Glibc)
+        return Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        #else
+        return 2
+        #endif
+    }
+}
+
+/// `--log none|compact|verbose`.
+public enum RequestLogMode: String, Sendable, CaseIterable {
+    case none, compact, verbose
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,154 @@
+import Foundation
+import MoonmockCore
+import MoonmockScript
+import MoonmockServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `moonmock serve [SCRIPT]`: the socket server.
+enum Serve {
+    static func run(_ arguments: [String]) -> Int32 {
+        var flags = ScriptFlags()
+        var configuration = ServerConfiguration()
+        var script: String?
+        var journal = 1000
+        var certPath: String?, keyPath: String?
+        var i = 0
+        do {
+            func value(_ name: String) throws -> String {
+                guard i + 1 < arguments.count else { throw UsageError("\(name) needs a value") }
+                i += 2
+                return arguments[i - 1]
+            }
+            while i < arguments.count {
+                let arg = arguments[i]
+                switch arg {
+                case "-h", "--help": print(MoonmockCLI.serveUsage); return 0
+                case "--host": configuration.host = try value(arg)
+                case "--port":
+                    let v = try value(arg)
+                    guard let p = Int(v), (0...65535).contains(p) else { throw UsageError("--port must be 0...65535, got '\(v)'") }
+                    configuration.port = p
+                case "--threads":
+                    let v = try value(arg)
+                    guard let n = Int(v), n >= 1 else { throw UsageError("--threads must be a positive number, got '\(v)'") }
+                    configuration.threads = n
+                case "--tls-cert": certPath = try value(arg)
+                case "--tls-key": keyPath = try value(arg)
+                case "--log":
+                    let v = try value(arg)
+                    guard let mode = RequestLogMode(rawValue: v) else { throw UsageError("--log must be none, compact or verbose, got '\(v)'") }
+                    configuration.log = mode
+                case "--journal":
+                    let v = try value(arg)
+                    guard let n = Int(v), n >= 1 else { throw UsageError("--journal must be a positive number, got '\(v)'") }
+                    journal = n
+                case "--admin-token": configuration.adminToken = try value(arg)
+                case "--max-body":
+                    let v = try value(arg)
+                    guard let n = Int(v), n >= 0 else { throw UsageError("--max-body must be a number of bytes, got '\(v)'") }
+                    configuration.maxBodyBytes = n
+                case "--no-watch": i += 1
+                default:
+                    let used = try flags.parse(arguments, at: i)
+                    if used > 0 { i += used; continue }
+                    if arg.hasPrefix("-") { throw UsageError("unknown option '\(arg)'") }
+                    guard script == nil else { throw UsageError("unexpected argument '\(arg)'") }
+                    script = arg
+                    i += 1
+                }
+            }
+            if (certPath == nil) != (keyPath == nil) { throw UsageError("--tls-cert and --tls-key go together") }
+        } catch let error as UsageError {
+            return MoonmockCLI.usageError(error.message, MoonmockCLI.serveUsage)
+        } catch {
+            return 1
+        }
+
+        if let certPath, let keyPath {
+            guard let cert = try? String(contentsOfFile: certPath, encoding: .utf8),
+                  let key = try? String(contentsOfFile: keyPath, encoding: .utf8) else {
+                MoonmockCLI.printError("moonmock: cannot read \(certPath) or \(keyPath)")
+                return 1
+            }
+            configuration.tlsCertificatePEM = cert
+            configuration.tlsKeyPEM = key
+        }
+        let colour = isatty(1) != 0
+        configuration.logSink = { line in
+            Serve.say(colour ? Serve.colourize(line) : line)
+        }
+
+        let file = script ?? "mocks.lua"
+        let options = flags.options
+        let engine = Engine(journalCapacity: journal)
+        let generation: ScriptGeneration
+        do {
+            generation = try engine.loadScript(file: file, options: options)
+        } catch {
+            MoonmockCLI.printError(String(describing: error))
+            return 1
+        }
+        let reload: @Sendable () throws -> MoonmockServer.ReloadResult = {
+            let started = Date()
+            do {
+                let g = try engine.loadScript(file: file, options: options)
+                let ms = Int(Date().timeIntervalSince(started) * 1000)
+                let message = "reloaded \(g.displayName) (\(g.rules.count) rules, \(ms) ms)"
+                MoonmockCLI.printError("moonmock: " + message)
+                return .init(ok: true, message: message, rules: g.rules.count)
+            } catch {
+                MoonmockCLI.printError("moonmock: reload failed, still serving the previous version: \(error)")
+                return .init(ok: false, message: String(describing: error), rules: engine.scriptRuleSet.rules.count)
+            }
+        }
+        let server = MoonmockServer(engine: engine, configuration: configuration, reload: reload)
+        do {
+            try server.start()
+        } catch {
+            MoonmockCLI.printError("moonmock: \(error)")
+            return 1
+        }
+        say("moonmock: serving \(generation.displayName) (\(generation.rules.count) rules) on \(server.baseURL)")
+        say("moonmock: admin API and dashboard at \(server.baseURL)/__moonmock/")
+        waitForSignal()
+        say("moonmock: stopping (draining \(server.requestsInFlight) request(s))")
+        server.stop(drainSeconds: 5)
+        return 0
+    }
+
+    /// Writes a line to stdout at once (no buffering: scripts read the port from it).
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// Blocks until SIGINT or SIGTERM.
+    static func waitForSignal() {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let done = DispatchSemaphore(value: 0)
+        let sources = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { done.signal() }
+            source.resume()
+            return source
+        }
+        done.wait()
+        sources.forEach { $0.cancel() }
+    }
+
+    /// Colours the status of a log line: green 2xx/3xx, yellow 4xx, red 5xx and faults.
+    static func colourize(_ line: String) -> String {
+        guard let arrow = line.range(of: "→ ") else { return line }
+        let rest = line[arrow.upperBound...]
+        let status = rest.prefix { $0 != " " }
+        let code: String
+        switch status.first {
+        case "2", "3": code = "32"
+        case "4": code = "33"
+        default: code = "31"
+        }
+        return String(line[..<arrow.upperBound]) + "\u{1B}[\(code)m\(status)\u{1B}[0m" + rest.dropFirst(status.count)
+    }
+}
