@@ -1,0 +1,176 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import MoonmockCore
+import MoonmockServer
+import Testing
+
+let serverScript = #"""
+mock.get("/users/:id", function(req) return { id = tonumber(req.params.id), name = "User " .. req.params.id } end)
+mock.graphql("GetUser", function(req) return { data = { user = { id = req.json.variables.id } } } end)
+mock.post("/echo", function(req) return { body = req.body, len = #req.body, host = req.host, q = req.query.q } end)
+mock.get("/flaky", function()
+  local n = mock.state:incr("flaky", 1, 0)
+  if n <= 2 then return mock.json({ attempt = n }, { status = 503 }) end
+  return { ok = true, attempt = n }
+end)
+mock.get("/slow", mock.json({ ok = true }, { delay = 1000 }))
+mock.get("/half", mock.json({ ok = true }, { delay = 400 }))
+mock.get("/reset", mock.fault("connection_reset"))
+mock.get("/empty", mock.fault("empty_response"))
+mock.get("/chunk", mock.json({ items = { 1, 2, 3, 4, 5, 6, 7, 8 } }, { fault = "malformed_chunk" }))
+mock.get("/hang", mock.fault("timeout"))
+mock.get("/dribble", mock.text("0123456789", { fault = "dribble", bytes_per_second = 20 }))
+mock.head("/head", mock.text("body not sent"))
+"""#
+
+@Suite("Socket server")
+struct ServerTests {
+    @Test("routes, GraphQL and request details over real HTTP")
+    func routing() async throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let user = try await server.fetch("/users/7")
+        #expect(user.status == 200 && user.body == #"{"id":7,"name":"User 7"}"#)
+        #expect(user.response.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        let gql = try await server.fetch("/graphql", method: "POST", body: #"{"operationName":"GetUser","variables":{"id":"5"}}"#)
+        #expect(gql.body == #"{"data":{"user":{"id":"5"}}}"#)
+        let echo = try await server.fetch("/echo?q=a%20b", method: "POST", body: "hello")
+        #expect(echo.body == #"{"body":"hello","host":"127.0.0.1","len":5,"q":"a b"}"#)
+    }
+
+    @Test("state persists across requests")
+    func state() async throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        var statuses: [Int] = []
+        for _ in 0..<3 { statuses.append(try await server.fetch("/flaky").status) }
+        #expect(statuses == [503, 503, 200])
+    }
+
+    @Test("an unmatched request gets the near-miss 404")
+    func nearMiss() async throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let miss = try await server.fetch("/graphql", method: "POST", body: #"{"operationName":"GetViewer"}"#)
+        #expect(miss.status == 404)
+        let json = try JSONValue(parsing: Array(miss.body.utf8))
+        #expect(json["closest"]?[0]?["summary"] == .string("method ok; path ok; json.operationName: expected GetUser, got GetViewer"))
+    }
+
+    @Test("200 parallel delayed requests complete together, about one delay later")
+    func parallelDelays() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let started = Date()
+        let statuses = RawHTTP.parallel(server.port, "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", count: 200)
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(statuses.count == 200)
+        #expect(statuses.allSatisfy { $0 == 200 })
+        #expect(elapsed >= 0.95 && elapsed < 3, "took \(elapsed) s")
+    }
+
+    @Test("connection_reset is a TCP reset")
+    func reset() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let r = RawHTTP.exchange(server.port, "GET /reset HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(r.bytes.isEmpty)
+        #expect(r.error == ECONNRESET)
+    }
+
+    @Test("empty_response closes without a byte")
+    func empty() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let r = RawHTTP.exchange(server.port, "GET /empty HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(r.bytes.isEmpty && r.error == 0 && !r.timedOut)
+    }
+
+    @Test("malformed_chunk cuts a chunked body off without its last chunk")
+    func malformedChunk() async throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let r = RawHTTP.exchange(server.port, "GET /chunk HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(r.text.hasPrefix("HTTP/1.1 200"))
+        #expect(r.text.lowercased().contains("transfer-encoding: chunked"))
+        #expect(!r.text.hasSuffix("0\r\n\r\n"))
+        let curl = await curlExit(["-s", "-o", "/dev/null", "http://127.0.0.1:\(server.port)/chunk"])
+        #expect(curl != 0)
+    }
+
+    @Test("timeout holds the connection without an answer")
+    func hold() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let r = RawHTTP.exchange(server.port, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 0.5)
+        #expect(r.bytes.isEmpty && r.timedOut)
+    }
+
+    @Test("dribble sends the body slowly")
+    func dribble() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let started = Date()
+        let r = RawHTTP.exchange(server.port, "GET /dribble HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(r.text.hasSuffix("\r\n\r\n0123456789"))
+        #expect(Date().timeIntervalSince(started) >= 0.35)
+    }
+
+    @Test("oversized bodies get 413, malformed HTTP gets 400, HEAD gets no body")
+    func limits() throws {
+        let server = try startServer(serverScript) { $0.maxBodyBytes = 1024 }
+        defer { server.stop() }
+        let declared = RawHTTP.exchange(server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\nConnection: close\r\n\r\n")
+        #expect(declared.text.hasPrefix("HTTP/1.1 413"))
+        let big = String(repeating: "x", count: 2000)
+        let chunked = RawHTTP.exchange(server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n7d0\r\n\(big)\r\n0\r\n\r\n")
+        #expect(chunked.text.hasPrefix("HTTP/1.1 413"))
+        let small = RawHTTP.exchange(server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc")
+        #expect(small.text.hasPrefix("HTTP/1.1 200"))
+        let garbage = RawHTTP.exchange(server.port, "THIS IS NOT HTTP\r\n\r\n")
+        #expect(garbage.text.hasPrefix("HTTP/1.1 400"))
+        let head = RawHTTP.exchange(server.port, "HEAD /head HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(head.text.hasPrefix("HTTP/1.1 200") && !head.text.contains("body not sent"))
+    }
+
+    @Test("stop drains requests in flight, then refuses connections")
+    func gracefulStop() async throws {
+        let server = try startServer(serverScript)
+        let port = server.port
+        let inFlight = Task.detached { RawHTTP.exchange(port, "GET /half HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let held = Task.detached { RawHTTP.exchange(port, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 5) }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let started = Date()
+        server.stop(drainSeconds: 5)
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(await inFlight.value.text.hasSuffix(#"{"ok":true}"#))
+        #expect(await held.value.bytes.isEmpty)
+        #expect(RawHTTP.connect(port) == -1)
+    }
+
+    @Test("a second server cannot take the same port")
+    func portInUse() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let error = #expect(throws: ServerError.self) { _ = try startServer(serverScript) { $0.port = server.port } }
+        #expect(error?.isListenError == true)
+    }
+}
+
+/// Runs curl (installed by scripts/install-deps) and returns its exit status.
+func curlExit(_ arguments: [String]) async -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.arguments = ["--max-time", "10"] + arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return -1 }
+    process.waitUntilExit()
+    return process.terminationStatus
+}

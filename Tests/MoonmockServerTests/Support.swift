@@ -1,0 +1,117 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import MoonmockCore
+import MoonmockScript
+import MoonmockServer
+
+/// A server on 127.0.0.1, port 0, serving `script`; stopped by the caller (or on deinit).
+func startServer(_ script: String, configure: (inout ServerConfiguration) -> Void = { _ in },
+                 reload: (@Sendable () throws -> MoonmockServer.ReloadResult)? = nil) throws -> MoonmockServer {
+    let engine = Engine(environment: .fixed(now: 1_700_000_000, seed: 1))
+    try engine.loadScript(source: script)
+    var configuration = ServerConfiguration()
+    configuration.port = 0
+    configuration.threads = 2
+    configure(&configuration)
+    let server = MoonmockServer(engine: engine, configuration: configuration, reload: reload)
+    try server.start()
+    return server
+}
+
+let plainSession: URLSession = {
+    let c = URLSessionConfiguration.ephemeral
+    c.timeoutIntervalForRequest = 10
+    return URLSession(configuration: c)
+}()
+
+extension MoonmockServer {
+    /// A request through a real URLSession to this server.
+    func fetch(_ path: String, method: String = "GET", body: String? = nil,
+               headers: [String: String] = [:]) async throws -> (status: Int, body: String, response: HTTPURLResponse) {
+        var request = URLRequest(url: URL(string: baseURL + path)!)
+        request.httpMethod = method
+        request.httpBody = body.map { Data($0.utf8) }
+        for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
+        let (data, response) = try await plainSession.data(for: request)
+        let http = response as! HTTPURLResponse
+        return (http.statusCode, String(decoding: data, as: UTF8.self), http)
+    }
+}
+
+/// A blocking TCP client on loopback for what URLSession hides: resets, empty replies,
+/// broken chunking, held connections.
+enum RawHTTP {
+    struct Result {
+        var bytes: [UInt8] = []
+        /// `errno` of the read that failed (ECONNRESET for a reset), 0 when the peer closed.
+        var error: Int32 = 0
+        var timedOut = false
+        var text: String { String(decoding: bytes, as: UTF8.self) }
+    }
+
+    static func connect(_ port: Int) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        if rc != 0 { close(fd); return -1 }
+        return fd
+    }
+
+    /// Sends `request` and reads until the peer closes, fails, or `timeout` passes.
+    static func exchange(_ port: Int, _ request: String, timeout: Double = 5) -> Result {
+        let fd = connect(port)
+        guard fd >= 0 else { return Result(error: ECONNREFUSED) }
+        defer { close(fd) }
+        var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        _ = Array(request.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        var result = Result()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n > 0 { result.bytes += buffer[0..<n]; continue }
+            if n == 0 { return result }
+            if errno == EAGAIN || errno == EWOULDBLOCK { result.timedOut = true } else { result.error = errno }
+            return result
+        }
+    }
+
+    /// Sends `count` copies of `request` on separate connections at once and waits for every
+    /// full response (the peer closes each: send `Connection: close`). Returns the bodies' statuses.
+    static func parallel(_ port: Int, _ request: String, count: Int, timeout: Double = 10) -> [Int] {
+        var fds: [Int32] = []
+        for _ in 0..<count {
+            let fd = connect(port)
+            if fd >= 0 {
+                _ = Array(request.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                fds.append(fd)
+            }
+        }
+        var responses = [Int32: [UInt8]]()
+        var open = Set(fds)
+        let deadline = Date().addingTimeInterval(timeout)
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while !open.isEmpty && Date() < deadline {
+            var polls = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&polls, nfds_t(polls.count), 100)
+            for p in polls where p.revents != 0 {
+                let n = read(p.fd, &buffer, buffer.count)
+                if n > 0 { responses[p.fd, default: []] += buffer[0..<n] } else { open.remove(p.fd); close(p.fd) }
+            }
+        }
+        open.forEach { close($0) }
+        return fds.map { fd in
+            let text = String(decoding: responses[fd] ?? [], as: UTF8.self)
+            return Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
+        }
+    }
+}
