@@ -1,0 +1,113 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoonmockCore
+import MoonmockServer
+import Testing
+
+@Suite("Admin API and TLS")
+struct AdminTests {
+    @Test("health, rules with hits, requests, unmatched, state, reset")
+    func admin() async throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        _ = try await server.fetch("/users/1")
+        _ = try await server.fetch("/users/2")
+        _ = try await server.fetch("/flaky")
+        _ = try await server.fetch("/nope")
+
+        let health = try JSONValue(parsing: Array(try await server.fetch("/__moonmock/health").body.utf8))
+        #expect(health["status"] == .string("ok"))
+        #expect(health["rules"] == .integer(12))
+
+        let rules = try JSONValue(parsing: Array(try await server.fetch("/__moonmock/rules").body.utf8))
+        #expect(rules[0]?["id"] == .string("GET /users/:id"))
+        #expect(rules[0]?["hits"] == .integer(2))
+        #expect(rules[0]?["location"] == .string("mocks.lua:1"))
+
+        let requests = try JSONValue(parsing: Array(try await server.fetch("/__moonmock/requests").body.utf8))
+        guard case .array(let entries) = requests else { Issue.record("not an array"); return }
+        #expect(entries.map { $0["url"]?.stringValue?.split(separator: "/").last.map(String.init) } == ["1", "2", "flaky", "nope"])
+        #expect(entries[0]["rule"] == .string("GET /users/:id"))
+
+        let unmatched = try JSONValue(parsing: Array(try await server.fetch("/__moonmock/requests/unmatched").body.utf8))
+        #expect(unmatched[0]?["near_misses"]?[0]?["rule"] != nil)
+
+        let state = try await server.fetch("/__moonmock/state")
+        #expect(state.body == #"{"flaky":1}"#)
+        #expect(try await server.fetch("/__moonmock/state", method: "DELETE").status == 200)
+        #expect(try await server.fetch("/__moonmock/state").body == "{}")
+
+        #expect(try await server.fetch("/__moonmock/requests", method: "DELETE").status == 200)
+        #expect(try await server.fetch("/__moonmock/requests").body == "[]")
+
+        _ = try await server.fetch("/flaky")
+        #expect(try await server.fetch("/__moonmock/reset", method: "POST").status == 200)
+        #expect(try await server.fetch("/__moonmock/state").body == "{}")
+        #expect(try await server.fetch("/__moonmock/nope").status == 404)
+
+        let dashboard = try await server.fetch("/__moonmock/")
+        #expect(dashboard.status == 200 && dashboard.body.contains("<title>Moonmock</title>"))
+    }
+
+    @Test("reload reports success and failure")
+    func reload() async throws {
+        let ok = try startServer(serverScript, reload: { .init(ok: true, message: "reloaded mocks.lua", rules: 3) })
+        defer { ok.stop() }
+        let r = try await ok.fetch("/__moonmock/reload", method: "POST")
+        #expect(r.status == 200 && r.body.contains("reloaded mocks.lua"))
+        let bad = try startServer(serverScript, reload: { .init(ok: false, message: "mocks.lua:3: boom", rules: 12) })
+        defer { bad.stop() }
+        let b = try await bad.fetch("/__moonmock/reload", method: "POST")
+        #expect(b.status == 422 && b.body.contains("mocks.lua:3: boom"))
+        let none = try startServer(serverScript)
+        defer { none.stop() }
+        #expect(try await none.fetch("/__moonmock/reload", method: "POST").status == 501)
+    }
+
+    @Test("an admin token protects the admin API and nothing else")
+    func token() async throws {
+        let server = try startServer(serverScript) { $0.adminToken = "s3cret" }
+        defer { server.stop() }
+        #expect(try await server.fetch("/__moonmock/health").status == 401)
+        #expect(try await server.fetch("/__moonmock/health", headers: ["Authorization": "Bearer wrong"]).status == 401)
+        #expect(try await server.fetch("/__moonmock/health", headers: ["Authorization": "Bearer s3cret"]).status == 200)
+        #expect(try await server.fetch("/users/1").status == 200)
+    }
+
+    @Test("binding beyond loopback without a token is refused")
+    func exposedAdmin() throws {
+        let error = #expect(throws: ServerError.self) { _ = try startServer(serverScript) { $0.host = "0.0.0.0" } }
+        #expect(error?.description.contains("--admin-token") == true)
+    }
+
+    @Test("HTTPS with a certificate generated at test time")
+    func tls() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let key = dir.appendingPathComponent("key.pem").path, cert = dir.appendingPathComponent("cert.pem").path
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1",
+                             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+        openssl.standardOutput = FileHandle.nullDevice
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        #expect(openssl.terminationStatus == 0)
+
+        let server = try startServer(serverScript) {
+            $0.tlsCertificatePEM = try? String(contentsOfFile: cert, encoding: .utf8)
+            $0.tlsKeyPEM = try? String(contentsOfFile: key, encoding: .utf8)
+        }
+        defer { server.stop() }
+        #expect(server.baseURL.hasPrefix("https://"))
+        let out = dir.appendingPathComponent("out.json").path
+        #expect(await curlExit(["-s", "--cacert", cert, "-o", out, "\(server.baseURL)/users/9"]) == 0)
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == #"{"id":9,"name":"User 9"}"#)
+        // Plain HTTP to the TLS port does not get an answer.
+        #expect(await curlExit(["-s", "-o", "/dev/null", "http://127.0.0.1:\(server.port)/users/9"]) != 0)
+    }
+}
