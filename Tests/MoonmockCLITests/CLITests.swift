@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 
 @Suite("moonmock CLI")
@@ -45,6 +48,7 @@ struct CLITests {
     @Test("usage errors exit 64 with a usage line", arguments: [
         [], ["frobnicate"], ["check"], ["check", "a.lua", "b.lua"], ["check", "--bogus", "a.lua"],
         ["request", "examples/mocks.lua", "GET"], ["request", "examples/mocks.lua", "GET", "/x", "-H", "novalue"],
+        ["serve", "--port", "99999"], ["serve", "--log", "loud"], ["serve", "--tls-cert", "c.pem"], ["serve", "a.lua", "b.lua"],
     ])
     func usageErrors(_ arguments: [String]) throws {
         let r = try CLIRunner.run(arguments)
@@ -119,5 +123,55 @@ struct CLITests {
         let slow = try CLIRunner.run(["request", "--no-delay", "examples/mocks.lua", "GET", "/slow"])
         #expect(slow.status == 0)
         #expect(slow.stderr.contains("* delay: 1500 ms"))
+    }
+}
+
+@Suite("moonmock serve")
+struct ServeCommandTests {
+    @Test("serve on port 0 prints the port, answers, and exits 0 on SIGTERM after draining")
+    func serve() async throws {
+        let process = Process()
+        process.executableURL = CLIRunner.binary
+        process.arguments = ["serve", "examples/mocks.lua", "--port", "0", "--log", "compact"]
+        process.currentDirectoryURL = CLIRunner.packageRoot
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        var text = ""
+        let deadline = Date().addingTimeInterval(20)
+        while !text.contains("\n"), Date() < deadline {
+            let data = out.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        let firstLine = text.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(firstLine.hasPrefix("moonmock: serving mocks.lua (9 rules) on http://127.0.0.1:"))
+        let port = try #require(firstLine.split(separator: ":").last.flatMap { Int($0) })
+
+        let (data, response) = try await URLSession(configuration: .ephemeral).data(from: URL(string: "http://127.0.0.1:\(port)/users/7")!)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(String(decoding: data, as: UTF8.self) == #"{"id":7,"name":"User 7"}"#)
+
+        process.terminate()   // SIGTERM
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+        let rest = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect((text + rest).contains("GET /users/7 → 200  (GET /users/:id)"))
+        #expect((text + rest).contains("moonmock: stopping"))
+    }
+
+    @Test("a broken script stops serve before it listens, naming file and line")
+    func brokenScript() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data("mock.get('/a', 'a')\nmock.get(\n".utf8).write(to: dir.appendingPathComponent("mocks.lua"))
+        let r = try CLIRunner.run(["serve", "--port", "0"], in: dir)
+        #expect(r.status == 1)
+        #expect(r.stderr.hasPrefix("mocks.lua:3:"))
     }
 }
