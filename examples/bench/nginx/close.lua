@@ -1,0 +1,2 @@
+-- wrk script: a new connection per request (Connection: close).
+wrk.headers["Connection"] = "close"
