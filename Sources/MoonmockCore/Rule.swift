@@ -92,6 +92,9 @@ public final class Rule: Sendable {
                   times: times, priority: priority, responder: responder)
     }
 
+    /// Runs the responder (for wrappers such as a VM pool that forward to an equivalent rule).
+    public func respond(_ context: RequestContext) throws -> MockResponse? { try responder(context) }
+
     /// Responses this rule has served.
     public var hits: Int { served.load(ordering: .relaxed) }
 

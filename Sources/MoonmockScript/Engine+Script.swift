@@ -15,6 +15,20 @@ extension Engine {
         return generation
     }
 
+    /// Loads a script into `vms` Lua VMs (see ``ScriptPool``) and makes its rules the engine's
+    /// script rules. With one VM this is ``loadScript(file:options:)``.
+    ///
+    /// ```swift
+    /// try engine.loadScript(file: "mocks.lua", vms: 2)   // Lua locals are per VM
+    /// ```
+    @discardableResult
+    public func loadScript(file: String, options: ScriptOptions = ScriptOptions(), vms: Int) throws -> ScriptGeneration {
+        guard vms > 1 else { return try loadScript(file: file, options: options) }
+        let pool = try ScriptPool.load(file: file, engine: self, options: options, count: vms)
+        setScriptRules(pool.makeRuleSet())
+        return pool.primary
+    }
+
     /// Loads a script from text; see ``loadScript(file:options:)``.
     @discardableResult
     public func loadScript(source: String, name: String = "mocks.lua", baseDirectory: String? = nil,

@@ -18,10 +18,7 @@ indirect enum ResponseSpec: Sendable {
                                             environment: context.environment, escapeJSON: escapeJSON)
             return (response, explicit)
         case .sequence(let id, let items):
-            let n = generation.sequenceHits.withLock { hits in
-                defer { hits[id, default: 0] += 1 }
-                return hits[id, default: 0]
-            }
+            let n = generation.sequenceHits.next(id)
             return items[min(n, items.count - 1)].realize(context, generation)
         }
     }

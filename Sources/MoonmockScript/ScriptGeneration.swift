@@ -38,8 +38,21 @@ public final class ScriptGeneration: @unchecked Sendable {
     var templateIDs: [String: Int] = [:]
     var templateContentTypes: [String] = []
     var sequenceCount = 0
-    let sequenceHits = Mutex<[Int: Int]>([:])
+    /// Hit counters of `mock.sequence` values, shared by every VM of a pool.
+    var sequenceHits = SequenceCounters()
     var refs = Refs()
+
+    /// Counters behind `mock.sequence`, by sequence id.
+    final class SequenceCounters: Sendable {
+        private let hits = Mutex<[Int: Int]>([:])
+        /// The hit number (0-based) of this request for sequence `id`.
+        func next(_ id: Int) -> Int {
+            hits.withLock { h in
+                defer { h[id, default: 0] += 1 }
+                return h[id, default: 0]
+            }
+        }
+    }
 
     /// Registry references the host keeps to prelude tables and pristine library functions.
     struct Refs {
@@ -60,6 +73,10 @@ public final class ScriptGeneration: @unchecked Sendable {
 
     /// Loads the script at `file`. Errors name `file:line`.
     public static func load(file: String, engine: Engine, options: ScriptOptions = ScriptOptions()) throws -> ScriptGeneration {
+        try load(file: file, engine: engine, options: options, sequenceHits: nil)
+    }
+
+    static func load(file: String, engine: Engine, options: ScriptOptions, sequenceHits: SequenceCounters?) throws -> ScriptGeneration {
         let url = URL(fileURLWithPath: file).standardizedFileURL
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw ScriptError.io("\(file): cannot read the script (\(FileManager.default.fileExists(atPath: url.path) ? "permission denied" : "no such file"))")
@@ -67,6 +84,7 @@ public final class ScriptGeneration: @unchecked Sendable {
         let generation = try ScriptGeneration(displayName: url.lastPathComponent,
                                               baseDirectory: url.deletingLastPathComponent(), engine: engine, options: options)
         generation.dependencySet.insert(url.path)
+        if let sequenceHits { generation.sequenceHits = sequenceHits }
         try generation.run(Array(data))
         return generation
     }

@@ -13,6 +13,7 @@ enum Serve {
         var configuration = ServerConfiguration()
         var script: String?
         var journal = 1000
+        var vms = 1
         var certPath: String?, keyPath: String?
         var i = 0
         do {
@@ -45,6 +46,10 @@ enum Serve {
                     guard let n = Int(v), n >= 1 else { throw UsageError("--journal must be a positive number, got '\(v)'") }
                     journal = n
                 case "--admin-token": configuration.adminToken = try value(arg)
+                case "--vms":
+                    let v = try value(arg)
+                    guard let n = Int(v), n >= 1 else { throw UsageError("--vms must be a positive number, got '\(v)'") }
+                    vms = n
                 case "--max-body":
                     let v = try value(arg)
                     guard let n = Int(v), n >= 0 else { throw UsageError("--max-body must be a number of bytes, got '\(v)'") }
@@ -82,10 +87,11 @@ enum Serve {
 
         let file = script ?? "mocks.lua"
         let options = flags.options
+        let vmCount = vms
         let engine = Engine(journalCapacity: journal)
         let generation: ScriptGeneration
         do {
-            generation = try engine.loadScript(file: file, options: options)
+            generation = try engine.loadScript(file: file, options: options, vms: vms)
         } catch {
             MoonmockCLI.printError(String(describing: error))
             return 1
@@ -93,7 +99,7 @@ enum Serve {
         let reload: @Sendable () throws -> MoonmockServer.ReloadResult = {
             let started = Date()
             do {
-                let g = try engine.loadScript(file: file, options: options)
+                let g = try engine.loadScript(file: file, options: options, vms: vmCount)
                 let ms = Int(Date().timeIntervalSince(started) * 1000)
                 let message = "reloaded \(g.displayName) (\(g.rules.count) rules, \(ms) ms)"
                 MoonmockCLI.printError("moonmock: " + message)
@@ -110,7 +116,7 @@ enum Serve {
             MoonmockCLI.printError("moonmock: \(error)")
             return 1
         }
-        say("moonmock: serving \(generation.displayName) (\(generation.rules.count) rules) on \(server.baseURL)")
+        say("moonmock: serving \(generation.displayName) (\(generation.rules.count) rules\(vms > 1 ? ", \(vms) VMs" : "")) on \(server.baseURL)")
         say("moonmock: admin API and dashboard at \(server.baseURL)/__moonmock/")
         waitForSignal()
         say("moonmock: stopping (draining \(server.requestsInFlight) request(s))")

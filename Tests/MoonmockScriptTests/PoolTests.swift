@@ -1,0 +1,34 @@
+import Foundation
+import MoonmockCore
+import Testing
+@testable import MoonmockScript
+
+@Suite("VM pool")
+struct PoolTests {
+    @Test("several VMs share mock.state and sequences and give the same answers")
+    func shared() throws {
+        let folder = try ScriptFolder(["mocks.lua": """
+        mock.get("/n", function() return { n = mock.state:incr("n") } end)
+        mock.get("/seq", mock.sequence { "one", "two", "three" })
+        mock.get("/vm", function(req) return { path = req.path } end)
+        """])
+        let engine = Engine()
+        let generation = try engine.loadScript(file: folder.path("mocks.lua"), vms: 3)
+        #expect(generation.rules.count == 3)
+        let results = LockedLines()
+        DispatchQueue.concurrentPerform(iterations: 300) { _ in
+            results.append(engine.send("GET", "/n").status == 200 ? "ok" : "bad")
+        }
+        #expect(results.all.count == 300 && !results.all.contains("bad"))
+        #expect(engine.state.get("n") == .integer(300))
+        #expect((1...4).map { _ in engine.send("GET", "/seq").text } == ["one", "two", "three", "three"])
+        #expect(engine.journal.count(rule: "GET /n") == 300)
+    }
+
+    @Test("a script whose rules change from load to load is refused for several VMs")
+    func nondeterministic() throws {
+        let folder = try ScriptFolder(["mocks.lua": "if math.random() < 2 then mock.get('/r' .. mock.uuid(), 'x') end"])
+        let error = #expect(throws: ScriptError.self) { try Engine().loadScript(file: folder.path("mocks.lua"), vms: 2) }
+        #expect(error?.message.contains("cannot run on several VMs") == true)
+    }
+}
