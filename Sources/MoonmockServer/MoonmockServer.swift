@@ -150,14 +150,14 @@ public final class MoonmockServer: @unchecked Sendable {
             a6.sin6_family = sa_family_t(AF_INET6)
             a6.sin6_port = in_port_t(UInt16(port).bigEndian)
             guard inet_pton(AF_INET6, name, &a6.sin6_addr) == 1 else { throw ServerError.configuration("invalid address '\(host)'") }
-            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: withUnsafeBytes(of: a6) { $0 }) }
+            withUnsafeBytes(of: a6) { source in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
             return MemoryLayout<sockaddr_in6>.size
         }
         var a4 = sockaddr_in()
         a4.sin_family = sa_family_t(AF_INET)
         a4.sin_port = in_port_t(UInt16(port).bigEndian)
         guard inet_pton(AF_INET, name, &a4.sin_addr) == 1 else { throw ServerError.configuration("invalid address '\(host)'") }
-        withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: withUnsafeBytes(of: a4) { $0 }) }
+        withUnsafeBytes(of: a4) { source in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
         return MemoryLayout<sockaddr_in>.size
     }
 }
