@@ -10,62 +10,29 @@ import Foundation
 /// ```
 public struct MockRequest: Sendable {
     /// Upper-cased method.
-    public let method: String
-    public let scheme: String
+    public var method: String { storage.method }
+    public var scheme: String { storage.scheme }
     /// Lower-cased host, without the port.
-    public let host: String
+    public var host: String { storage.host }
     /// The port when the URL or `Host` header names one.
-    public let port: Int?
+    public var port: Int? { storage.port }
     /// The path as received (percent-encoded), without the query; never empty.
-    public let path: String
+    public var path: String { storage.path }
     /// The query string without `?`, or `nil`.
-    public let rawQuery: String?
-    public let headers: HTTPHeaders
+    public var rawQuery: String? { storage.rawQuery }
+    public var headers: HTTPHeaders { storage.headers }
     /// The raw body bytes.
-    public let body: [UInt8]
+    public var body: [UInt8] { storage.body }
     /// The journal id, assigned by the engine.
     public var id: Int = 0
 
-    private let cache = Cache()
+    /// One reference for all fields, so that passing a request around costs one retain.
+    private let storage: Storage
 
     /// Builds a request from an absolute URL (`http://host:port/path?query`) or an
     /// origin-form target (`/path?query`, host taken from the `Host` header or `localhost`).
     public init(method: String, url: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
-        self.method = method.asciiUppercased
-        self.headers = headers
-        self.body = body
-        // Byte-level parsing: this runs for every request of both transports.
-        let b = Array(url.utf8)
-        func text(_ r: Range<Int>) -> String { String(decoding: b[r], as: UTF8.self) }
-        var i = 0
-        var schemeEnd: Int?
-        while i + 2 < b.count, b[i] != UInt8(ascii: "/"), b[i] != UInt8(ascii: "?") {
-            if b[i] == UInt8(ascii: ":"), b[i + 1] == UInt8(ascii: "/"), b[i + 2] == UInt8(ascii: "/") { schemeEnd = i; break }
-            i += 1
-        }
-        var rest = 0
-        if let schemeEnd {
-            scheme = text(0..<schemeEnd).asciiLowercased
-            let authorityStart = schemeEnd + 3
-            var authorityEnd = authorityStart
-            while authorityEnd < b.count, b[authorityEnd] != UInt8(ascii: "/"), b[authorityEnd] != UInt8(ascii: "?"),
-                  b[authorityEnd] != UInt8(ascii: "#") { authorityEnd += 1 }
-            (host, port) = MockRequest.splitHostPort(Substring(text(authorityStart..<authorityEnd)))
-            rest = authorityEnd
-        } else {
-            scheme = "http"
-            (host, port) = MockRequest.splitHostPort(Substring(headers["host"] ?? "localhost"))
-        }
-        var end = b.count
-        if let hash = b[rest...].firstIndex(of: UInt8(ascii: "#")) { end = hash }
-        if let q = b[rest..<end].firstIndex(of: UInt8(ascii: "?")) {
-            rawQuery = text((q + 1)..<end)
-            end = q
-        } else {
-            rawQuery = nil
-        }
-        let p = rest < end ? text(rest..<end) : "/"
-        path = p.utf8.first == UInt8(ascii: "/") ? p : "/" + p
+        storage = Storage(method: method, url: url, headers: headers, body: body)
     }
 
     /// Splits `host[:port]`, handling bracketed IPv6 literals and dropping `user@`.
@@ -103,7 +70,7 @@ public struct MockRequest: Sendable {
 
     /// Path segments, percent-decoded, without empty segments from a trailing slash.
     public var pathSegments: [String] {
-        if let s = cache.segments { return s }
+        if let s = storage.segments { return s }
         // Split on the UTF-8 bytes: Character-based splitting is far slower and '/' is ASCII.
         var segments: [String] = []
         let bytes = path.utf8
@@ -120,13 +87,13 @@ public struct MockRequest: Sendable {
             }
             i = bytes.index(after: i)
         }
-        cache.segments = segments
+        storage.segments = segments
         return segments
     }
 
     /// Query items in order, percent-decoded (`+` is a space).
     public var queryItems: [(name: String, value: String?)] {
-        if let q = cache.query { return q }
+        if let q = storage.query { return q }
         var items: [(name: String, value: String?)] = []
         for part in (rawQuery ?? "").split(separator: "&", omittingEmptySubsequences: true) {
             if let eq = part.firstIndex(of: "=") {
@@ -136,7 +103,7 @@ public struct MockRequest: Sendable {
                 items.append((PercentDecoding.decode(part, plusAsSpace: true), nil))
             }
         }
-        cache.query = items
+        storage.query = items
         return items
     }
 
@@ -162,19 +129,66 @@ public struct MockRequest: Sendable {
 
     /// The body parsed as JSON (once, then cached), or `nil` when it is not JSON.
     public var json: JSONValue? {
-        if let parsed = cache.json { return parsed }
+        if let parsed = storage.json { return parsed }
         let parsed: JSONValue? = body.isEmpty ? nil : try? JSONValue(parsing: body)
-        cache.json = .some(parsed)
+        storage.json = .some(parsed)
         return parsed
     }
 
     /// The body as text (invalid UTF-8 repaired).
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
 
-    /// Per-request memo of derived values. A request is handled by one thread at a time.
-    private final class Cache: @unchecked Sendable {
+    /// The request's fields and a memo of derived values. Immutable fields; the memo is filled
+    /// by the one thread handling the request.
+    private final class Storage: @unchecked Sendable {
+        let method: String
+        let scheme: String
+        let host: String
+        let port: Int?
+        let path: String
+        let rawQuery: String?
+        let headers: HTTPHeaders
+        let body: [UInt8]
         var segments: [String]?
         var query: [(name: String, value: String?)]?
         var json: JSONValue??
+
+        init(method: String, url: String, headers: HTTPHeaders, body: [UInt8]) {
+            self.method = method.asciiUppercased
+            self.headers = headers
+            self.body = body
+            // Byte-level parsing: this runs for every request of both transports.
+            let b = Array(url.utf8)
+            func text(_ r: Range<Int>) -> String { String(decoding: b[r], as: UTF8.self) }
+            var i = 0
+            var schemeEnd: Int?
+            while i + 2 < b.count, b[i] != UInt8(ascii: "/"), b[i] != UInt8(ascii: "?") {
+                if b[i] == UInt8(ascii: ":"), b[i + 1] == UInt8(ascii: "/"), b[i + 2] == UInt8(ascii: "/") { schemeEnd = i; break }
+                i += 1
+            }
+            var rest = 0
+            if let schemeEnd {
+                scheme = text(0..<schemeEnd).asciiLowercased
+                let authorityStart = schemeEnd + 3
+                var authorityEnd = authorityStart
+                while authorityEnd < b.count, b[authorityEnd] != UInt8(ascii: "/"), b[authorityEnd] != UInt8(ascii: "?"),
+                      b[authorityEnd] != UInt8(ascii: "#") { authorityEnd += 1 }
+                (host, port) = MockRequest.splitHostPort(Substring(text(authorityStart..<authorityEnd)))
+                rest = authorityEnd
+            } else {
+                scheme = "http"
+                (host, port) = MockRequest.splitHostPort(Substring(headers["host"] ?? "localhost"))
+            }
+            var end = b.count
+            if let hash = b[rest...].firstIndex(of: UInt8(ascii: "#")) { end = hash }
+            if let q = b[rest..<end].firstIndex(of: UInt8(ascii: "?")) {
+                rawQuery = text((q + 1)..<end)
+                end = q
+            } else {
+                rawQuery = nil
+            }
+            let p = rest < end ? text(rest..<end) : "/"
+            path = p.utf8.first == UInt8(ascii: "/") ? p : "/" + p
+        }
     }
 }

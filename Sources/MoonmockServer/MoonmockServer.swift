@@ -95,7 +95,7 @@ public final class MoonmockServer: @unchecked Sendable {
                     configuration.tlsCertificatePEM.withOptionalCString { cert in
                         var config = mm_daemon_config(
                             flags: flags, address: address, thread_pool_size: UInt32(max(1, configuration.threads)),
-                            connection_timeout: UInt32(max(1, configuration.idleTimeout)), connection_memory_limit: 64 * 1024,
+                            connection_timeout: UInt32(max(1, configuration.idleTimeout)), connection_memory_limit: 16 * 1024,
                             tls_key_pem: key, tls_cert_pem: cert,
                             handler: serverAccessHandler, handler_cls: me,
                             completed: serverRequestCompleted, completed_cls: me,
