@@ -50,6 +50,12 @@ extension JSONValue {
     /// (NUL included, as `\u0000`).
     public static func encodeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Fast path: nothing to escape (the common case for keys and values).
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out.append(contentsOf: s.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         for c in s.utf8 {
             switch c {

@@ -35,6 +35,12 @@ public struct MockRequest: Sendable {
         storage = Storage(method: method, url: url, headers: headers, body: body)
     }
 
+    /// Builds a request from what a server knows: the scheme of its listener, the `Host`
+    /// header (or its own address) and the request target (`/path?query`) as received.
+    public init(method: String, scheme: String, authority: String, target: String, headers: HTTPHeaders, body: [UInt8]) {
+        storage = Storage(method: method, scheme: scheme, authority: authority, target: target, headers: headers, body: body)
+    }
+
     /// Splits `host[:port]`, handling bracketed IPv6 literals and dropping `user@`.
     static func splitHostPort(_ authority: Substring) -> (String, Int?) {
         var b = Array(authority.utf8)[...]
@@ -141,6 +147,25 @@ public struct MockRequest: Sendable {
     /// The request's fields and a memo of derived values. Immutable fields; the memo is filled
     /// by the one thread handling the request.
     private final class Storage: @unchecked Sendable {
+        init(method: String, scheme: String, authority: String, target: String, headers: HTTPHeaders, body: [UInt8]) {
+            self.method = method.asciiUppercased
+            self.scheme = scheme
+            self.headers = headers
+            self.body = body
+            (host, port) = MockRequest.splitHostPort(Substring(authority))
+            let b = target.utf8
+            var end = b.endIndex
+            if let hash = b.firstIndex(of: UInt8(ascii: "#")) { end = hash }
+            if let q = b[..<end].firstIndex(of: UInt8(ascii: "?")) {
+                rawQuery = String(Substring(b[b.index(after: q)..<end]))
+                end = q
+            } else {
+                rawQuery = nil
+            }
+            let p = String(Substring(b[..<end]))
+            path = p.utf8.first == UInt8(ascii: "/") ? p : "/" + p
+        }
+
         let method: String
         let scheme: String
         let host: String

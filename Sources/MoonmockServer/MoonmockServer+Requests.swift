@@ -106,14 +106,13 @@ extension MoonmockServer {
 
     /// The request as the engine sees it: scheme from the transport, host from `Host`.
     private func makeRequest(_ connection: OpaquePointer, _ r: ServerRequest, _ method: String) -> MockRequest {
-        var headers = HTTPHeaders()
-        let box = Unmanaged.passRetained(HeaderBox())
-        defer { box.release() }
-        _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, collectHeader, box.toOpaque())
-        for (name, value) in box.takeUnretainedValue().fields { headers.add(name, value) }
+        let box = HeaderBox()
+        withExtendedLifetime(box) {
+            _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, collectHeader, Unmanaged.passUnretained(box).toOpaque())
+        }
         let scheme = configuration.tlsCertificatePEM == nil ? "http" : "https"
-        let host = headers["host"] ?? "\(configuration.host):\(port)"
-        return MockRequest(method: method, url: "\(scheme)://\(host)\(r.rawURI)", headers: headers, body: r.body)
+        let authority = box.headers["host"] ?? "\(configuration.host):\(port)"
+        return MockRequest(method: method, scheme: scheme, authority: authority, target: r.rawURI, headers: box.headers, body: r.body)
     }
 
     func header(_ connection: OpaquePointer, _ name: String) -> String? {
@@ -166,13 +165,13 @@ extension MoonmockServer {
 
 /// Headers collected by `MHD_get_connection_values`.
 final class HeaderBox {
-    var fields: [(String, String)] = []
+    var headers = HTTPHeaders()
 }
 
 private func collectHeader(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?,
                            _ value: UnsafePointer<CChar>?) -> MHD_Result {
     guard let cls, let key else { return MHD_Result.YES }
-    Unmanaged<HeaderBox>.fromOpaque(cls).takeUnretainedValue().fields.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+    Unmanaged<HeaderBox>.fromOpaque(cls).takeUnretainedValue().headers.add(String(cString: key), value.map { String(cString: $0) } ?? "")
     return MHD_Result.YES
 }
 
