@@ -34,13 +34,15 @@ struct AdminAPI: Sendable {
         case ("GET", ""), ("GET", "/"):
             return MockResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Array(Dashboard.html.utf8))
         case ("GET", "/health"):
-            return .json(.object([
+            var health: [String: JSONValue] = [
                 "status": .string("ok"),
                 "rules": .integer(Int64(engine.allRules.count)),
                 "requests": .integer(Int64(engine.journal.entries().count)),
                 "in_flight": .integer(Int64(server.requestsInFlight)),
                 "uptime_seconds": .double((Date().timeIntervalSince(startedAt) * 1000).rounded() / 1000),
-            ]))
+            ]
+            if let script = server.scriptStatus?() { health["script"] = script }
+            return .json(.object(health))
         case ("GET", "/rules"):
             return .json(.array(engine.allRules.map(Self.json)))
         case ("GET", "/requests"):

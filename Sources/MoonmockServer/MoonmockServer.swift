@@ -22,6 +22,8 @@ public final class MoonmockServer: @unchecked Sendable {
     public let configuration: ServerConfiguration
     /// Rebuilds the script for `POST /__moonmock/reload`; `nil` when there is no script.
     let reloader: (@Sendable () throws -> ReloadResult)?
+    /// What `GET /__moonmock/health` says about the script (generation, load time, last error).
+    let scriptStatus: (@Sendable () -> JSONValue)?
     let admin: AdminAPI
 
     private var daemon: OpaquePointer?
@@ -50,11 +52,13 @@ public final class MoonmockServer: @unchecked Sendable {
     ///   - engine: the engine to serve (its script rules, stubs, journal and state).
     ///   - configuration: address, threads, TLS, limits, admin token, logging.
     ///   - reload: rebuilds the script for `POST /__moonmock/reload` (hot reload's manual form).
+    ///   - scriptStatus: what the health endpoint reports about the script.
     public init(engine: Engine, configuration: ServerConfiguration = ServerConfiguration(),
-                reload: (@Sendable () throws -> ReloadResult)? = nil) {
+                reload: (@Sendable () throws -> ReloadResult)? = nil, scriptStatus: (@Sendable () -> JSONValue)? = nil) {
         self.engine = engine
         self.configuration = configuration
         self.reloader = reload
+        self.scriptStatus = scriptStatus
         self.admin = AdminAPI(engine: engine, token: configuration.adminToken)
     }
 

@@ -14,6 +14,7 @@ enum Serve {
         var script: String?
         var journal = 1000
         var vms = 1
+        var watch = true
         var certPath: String?, keyPath: String?
         var i = 0
         do {
@@ -54,7 +55,7 @@ enum Serve {
                     let v = try value(arg)
                     guard let n = Int(v), n >= 0 else { throw UsageError("--max-body must be a number of bytes, got '\(v)'") }
                     configuration.maxBodyBytes = n
-                case "--no-watch": i += 1
+                case "--no-watch": watch = false; i += 1
                 default:
                     let used = try flags.parse(arguments, at: i)
                     if used > 0 { i += used; continue }
@@ -86,30 +87,23 @@ enum Serve {
         }
 
         let file = script ?? "mocks.lua"
-        let options = flags.options
-        let vmCount = vms
         let engine = Engine(journalCapacity: journal)
-        let generation: ScriptGeneration
+        let host: ScriptHost
         do {
-            generation = try engine.loadScript(file: file, options: options, vms: vms)
+            host = try ScriptHost(file: file, engine: engine, options: flags.options, vms: vms,
+                                  log: { MoonmockCLI.printError("moonmock: " + $0) })
+            if watch { try host.startWatching() }
         } catch {
             MoonmockCLI.printError(String(describing: error))
             return 1
         }
+        let generation = host.current
         let reload: @Sendable () throws -> MoonmockServer.ReloadResult = {
-            let started = Date()
-            do {
-                let g = try engine.loadScript(file: file, options: options, vms: vmCount)
-                let ms = Int(Date().timeIntervalSince(started) * 1000)
-                let message = "reloaded \(g.displayName) (\(g.rules.count) rules, \(ms) ms)"
-                MoonmockCLI.printError("moonmock: " + message)
-                return .init(ok: true, message: message, rules: g.rules.count)
-            } catch {
-                MoonmockCLI.printError("moonmock: reload failed, still serving the previous version: \(error)")
-                return .init(ok: false, message: String(describing: error), rules: engine.scriptRuleSet.rules.count)
-            }
+            let outcome = host.reload()
+            return .init(ok: outcome.ok, message: outcome.message, rules: host.status.rules)
         }
-        let server = MoonmockServer(engine: engine, configuration: configuration, reload: reload)
+        let server = MoonmockServer(engine: engine, configuration: configuration, reload: reload,
+                                    scriptStatus: { host.status.json })
         do {
             try server.start()
         } catch {
@@ -117,7 +111,7 @@ enum Serve {
             return 1
         }
         say("moonmock: serving \(generation.displayName) (\(generation.rules.count) rules\(vms > 1 ? ", \(vms) VMs" : "")) on \(server.baseURL)")
-        say("moonmock: admin API and dashboard at \(server.baseURL)/__moonmock/")
+        say("moonmock: admin API and dashboard at \(server.baseURL)/__moonmock/\(watch ? "; reloading on save" : "")")
         waitForSignal()
         say("moonmock: stopping (draining \(server.requestsInFlight) request(s))")
         server.stop(drainSeconds: 5)

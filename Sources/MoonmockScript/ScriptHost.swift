@@ -1,0 +1,134 @@
+import Foundation
+import MoonmockCore
+import Synchronization
+
+/// Owns a script file for an engine and reloads it: on demand, or on every save while
+/// watching. A new generation replaces the old one only if it loads; requests in flight finish
+/// on the generation they started on, and `mock.state` carries over (rule hit counters and
+/// `times` budgets start again with each generation).
+///
+/// ```swift
+/// let host = try ScriptHost(file: "mocks.lua", engine: engine)
+/// try host.startWatching()        // reload on save, ~50 ms after the last write
+/// print(host.status.generation)   // 1, 2, 3 …
+/// ```
+public final class ScriptHost: @unchecked Sendable {
+    /// What the current generation is and how the last reload went.
+    public struct Status: Sendable {
+        public let file: String
+        /// 1 for the first load, +1 for every successful reload.
+        public let generation: Int
+        /// Seconds since 1970 when the current generation was loaded.
+        public let loadedAt: Double
+        public let loadMilliseconds: Double
+        public let rules: Int
+        /// The last failed reload's message (`mocks.lua:LINE: …`), cleared by a successful one.
+        public let lastError: String?
+        public let watching: Bool
+
+        public var json: JSONValue {
+            var o: [String: JSONValue] = [
+                "file": .string(file), "generation": .integer(Int64(generation)), "loaded_at": .double(loadedAt),
+                "load_ms": .double((loadMilliseconds * 10).rounded() / 10), "rules": .integer(Int64(rules)),
+                "watching": .bool(watching),
+            ]
+            o["last_error"] = lastError.map(JSONValue.string) ?? .null
+            return .object(o)
+        }
+    }
+
+    /// The result of one reload.
+    public struct Outcome: Sendable {
+        public let ok: Bool
+        /// `reloaded mocks.lua (gen 7, 3 ms)` or the error with `file:line`.
+        public let message: String
+        public let generation: Int
+    }
+
+    public let file: String
+    public let engine: Engine
+    public let options: ScriptOptions
+    public let vms: Int
+    private let log: (@Sendable (String) -> Void)?
+    private let reloadLock = NSLock()
+    private let state: Mutex<(status: Status, current: ScriptGeneration)>
+    private var watcher: FileWatcher?
+
+    /// Loads `file` (throwing ``ScriptError`` when it does not load) and installs its rules.
+    public init(file: String, engine: Engine, options: ScriptOptions = ScriptOptions(), vms: Int = 1,
+                log: (@Sendable (String) -> Void)? = nil) throws {
+        self.file = file
+        self.engine = engine
+        self.options = options
+        self.vms = vms
+        self.log = log
+        let started = DispatchTime.now().uptimeNanoseconds
+        let generation = try engine.loadScript(file: file, options: options, vms: vms)
+        let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+        state = Mutex((Status(file: generation.displayName, generation: 1, loadedAt: engine.environment.now(), loadMilliseconds: ms,
+                              rules: generation.rules.count, lastError: nil, watching: false), generation))
+    }
+
+    deinit { watcher?.stop() }
+
+    public var status: Status { state.withLock { $0.status } }
+
+    /// The generation serving now.
+    public var current: ScriptGeneration { state.withLock { $0.current } }
+
+    /// Loads the file again. On success the new rules replace the old at once; on failure the
+    /// old generation keeps serving and the error is kept in ``status``.
+    @discardableResult
+    public func reload() -> Outcome {
+        reloadLock.lock()
+        defer { reloadLock.unlock() }
+        let started = DispatchTime.now().uptimeNanoseconds
+        do {
+            let generation = try engine.loadScript(file: file, options: options, vms: vms)
+            let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+            let number = state.withLock { s -> Int in
+                let n = s.status.generation + 1
+                s.status = Status(file: generation.displayName, generation: n, loadedAt: engine.environment.now(), loadMilliseconds: ms,
+                                  rules: generation.rules.count, lastError: nil, watching: s.status.watching)
+                s.current = generation
+                return n
+            }
+            watcher?.watch(generation.dependencies)
+            let message = "reloaded \(generation.displayName) (gen \(number), \(Int(ms.rounded())) ms)"
+            log?(message)
+            return Outcome(ok: true, message: message, generation: number)
+        } catch {
+            let text = String(describing: error)
+            let number = state.withLock { s -> Int in
+                let old = s.status
+                s.status = Status(file: old.file, generation: old.generation, loadedAt: old.loadedAt, loadMilliseconds: old.loadMilliseconds,
+                                  rules: old.rules, lastError: text, watching: old.watching)
+                return old.generation
+            }
+            // Keep watching what the failed version would have needed as well (a new module the
+            // broken version requires may be the fix).
+            watcher?.watch(current.dependencies.union([URL(fileURLWithPath: file).standardizedFileURL.path]))
+            log?("reload failed, still serving gen \(number): \(text)")
+            return Outcome(ok: false, message: text, generation: number)
+        }
+    }
+
+    /// Reloads whenever the script, a module it required or a fixture it read changes.
+    public func startWatching(debounce: Double = 0.05) throws {
+        guard watcher == nil else { return }
+        let watcher = try FileWatcher(debounce: debounce) { [weak self] _ in self?.reload() }
+        watcher.watch(current.dependencies)
+        self.watcher = watcher
+        state.withLock { s in
+            let o = s.status
+            s.status = Status(file: o.file, generation: o.generation, loadedAt: o.loadedAt, loadMilliseconds: o.loadMilliseconds,
+                              rules: o.rules, lastError: o.lastError, watching: true)
+        }
+    }
+
+    /// Stops reloading on changes.
+    public func stopWatching() {
+        watcher?.stop()
+        watcher = nil
+    }
+}
