@@ -30,6 +30,7 @@ public final class Moonmock: @unchecked Sendable {
         var fixturesDirectory: URL?
         var scriptOptions = ScriptOptions()
         var generation: ScriptGeneration?
+        var host: ScriptHost?
     }
 
     /// Creates an instance with no rules.
@@ -83,8 +84,8 @@ public final class Moonmock: @unchecked Sendable {
         set { settings.withLock { $0.fixturesDirectory = newValue } }
     }
 
-    /// The loaded script generation, if any.
-    public var script: ScriptGeneration? { settings.withLock { $0.generation } }
+    /// The loaded script generation, if any (the newest one while watching).
+    public var script: ScriptGeneration? { settings.withLock { $0.host?.current ?? $0.generation } }
 
     // MARK: loading
 
@@ -100,8 +101,13 @@ public final class Moonmock: @unchecked Sendable {
         if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
             file = url.appendingPathComponent("mocks.lua")
         }
-        let generation = try ScriptGeneration.load(file: file.path, engine: engine, options: options)
-        install(generation, options)
+        let host = try ScriptHost(file: file.path, engine: engine, options: options)
+        settings.withLock {
+            $0.host?.stopWatching()
+            $0.host = host
+            $0.generation = host.current
+            $0.scriptOptions = options
+        }
     }
 
     /// Loads a script from Lua text; `baseDirectory` is where its fixtures and modules live.
@@ -118,10 +124,35 @@ public final class Moonmock: @unchecked Sendable {
     private func install(_ generation: ScriptGeneration, _ options: ScriptOptions) {
         engine.setScriptRules(generation.makeRuleSet())
         settings.withLock {
+            $0.host?.stopWatching()
+            $0.host = nil
             $0.generation = generation
             $0.scriptOptions = options
         }
     }
+
+    /// Reloads the script whenever it, a module it requires or a fixture it reads changes —
+    /// for long-running demo builds and previews. Same semantics as `moonmock serve`: a version
+    /// that fails to load is not used (the error is in ``scriptStatus``), `mock.state` survives,
+    /// requests in flight finish on the version they started with. Opt-in; needs a script
+    /// loaded from a file.
+    ///
+    /// ```swift
+    /// let moonmock = try Moonmock(script: URL(fileURLWithPath: "DemoMocks/mocks.lua"))
+    /// try moonmock.watch()
+    /// ```
+    public func watch() throws {
+        guard let host = settings.withLock({ $0.host }) else {
+            throw MoonmockError.fixture("Moonmock: watch() needs a script loaded from a file (load(script:))")
+        }
+        try host.startWatching()
+    }
+
+    /// Stops reloading on changes.
+    public func stopWatching() { settings.withLock { $0.host }?.stopWatching() }
+
+    /// The script's generation number, load time and last reload error, when loaded from a file.
+    public var scriptStatus: ScriptHost.Status? { settings.withLock { $0.host?.status } }
 
     /// Clears Swift stubs and other runtime rules, the journal and the state. Script rules stay.
     public func reset() {

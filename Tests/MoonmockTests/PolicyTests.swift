@@ -110,6 +110,37 @@ struct PolicyTests {
         await #expect(throws: MoonmockError.self) { try await s.fetch("http://x.test/stub") }
     }
 
+    @Test("watch reloads a script-backed instance on save; a broken save keeps the old rules")
+    func watch() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-watch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("mocks.lua")
+        try Data(#"mock.get("/v", "one")"#.utf8).write(to: file)
+        let moonmock = try Moonmock(script: file)
+        #expect(throws: MoonmockError.self) { try Moonmock().watch() }
+        try moonmock.watch()
+        let s = moonmock.makeSession()
+        #expect(try await s.fetch("http://x.test/v").0 == "one")
+        try Data("mock.get('/v',".utf8).write(to: file)
+        var status = moonmock.scriptStatus
+        for _ in 0..<300 where status?.lastError == nil {
+            try await Task.sleep(nanoseconds: 10_000_000)
+            status = moonmock.scriptStatus
+        }
+        #expect(status?.lastError?.hasPrefix("mocks.lua:1:") == true)
+        #expect(try await s.fetch("http://x.test/v").0 == "one")
+        try Data(#"mock.get("/v", "two")"#.utf8).write(to: file)
+        var body = ""
+        for _ in 0..<300 where body != "two" {
+            try await Task.sleep(nanoseconds: 10_000_000)
+            body = try await s.fetch("http://x.test/v").0
+        }
+        #expect(body == "two")
+        #expect(moonmock.scriptStatus?.generation == 2)
+        moonmock.stopWatching()
+    }
+
     @Test("loading from a file, a folder and a string; script errors name file and line")
     func loading() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-load-\(UUID().uuidString)")
