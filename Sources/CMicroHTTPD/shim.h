@@ -29,29 +29,24 @@ typedef struct mm_daemon_config {
     void *uri_logger_cls;
 } mm_daemon_config;
 
-// MHD_start_daemon is variadic: the options are spelled out here once, for both TLS and plain.
+// MHD_start_daemon is variadic: the options go through one MHD_OPTION_ARRAY instead, with
+// the TLS entries only when a key and certificate are given.
 static inline struct MHD_Daemon *mm_start_daemon(const mm_daemon_config *c) {
     unsigned int pool = c->thread_pool_size > 1 ? c->thread_pool_size : 0;
-    if (c->tls_key_pem != NULL && c->tls_cert_pem != NULL) {
-        return MHD_start_daemon(c->flags | MHD_USE_TLS, 0, NULL, NULL, c->handler, c->handler_cls,
-            MHD_OPTION_SOCK_ADDR, c->address,
-            MHD_OPTION_THREAD_POOL_SIZE, pool,
-            MHD_OPTION_CONNECTION_TIMEOUT, c->connection_timeout,
-            MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->connection_memory_limit,
-            MHD_OPTION_NOTIFY_COMPLETED, c->completed, c->completed_cls,
-            MHD_OPTION_URI_LOG_CALLBACK, c->uri_logger, c->uri_logger_cls,
-            MHD_OPTION_HTTPS_MEM_KEY, c->tls_key_pem,
-            MHD_OPTION_HTTPS_MEM_CERT, c->tls_cert_pem,
-            MHD_OPTION_END);
-    }
-    return MHD_start_daemon(c->flags, 0, NULL, NULL, c->handler, c->handler_cls,
-        MHD_OPTION_SOCK_ADDR, c->address,
-        MHD_OPTION_THREAD_POOL_SIZE, pool,
-        MHD_OPTION_CONNECTION_TIMEOUT, c->connection_timeout,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->connection_memory_limit,
-        MHD_OPTION_NOTIFY_COMPLETED, c->completed, c->completed_cls,
-        MHD_OPTION_URI_LOG_CALLBACK, c->uri_logger, c->uri_logger_cls,
-        MHD_OPTION_END);
+    int tls = c->tls_key_pem != NULL && c->tls_cert_pem != NULL;
+    struct MHD_OptionItem options[] = {
+        { MHD_OPTION_SOCK_ADDR, 0, (void *)c->address },
+        { MHD_OPTION_THREAD_POOL_SIZE, pool, NULL },
+        { MHD_OPTION_CONNECTION_TIMEOUT, c->connection_timeout, NULL },
+        { MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)c->connection_memory_limit, NULL },
+        { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)c->completed, c->completed_cls },
+        { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)c->uri_logger, c->uri_logger_cls },
+        { tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, (void *)c->tls_key_pem },
+        { tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)c->tls_cert_pem },
+        { MHD_OPTION_END, 0, NULL },
+    };
+    return MHD_start_daemon(c->flags | (tls ? MHD_USE_TLS : 0), 0, NULL, NULL, c->handler, c->handler_cls,
+                            MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 
 // MHD_get_daemon_info is variadic and returns a union.
