@@ -2,6 +2,22 @@ import Foundation
 import MoonmockCore
 
 extension Moonmock {
+    /// Rules that have `mock.variants`, with their variant names and the active one.
+    public var variants: [VariantStore.Variants] { engine.variants.list() }
+
+    /// Switches a rule (by id: its name or `"METHOD pattern"`) to another variant — the way a
+    /// QA person flips an endpoint to "server error" without touching the script.
+    ///
+    /// ```swift
+    /// try moonmock.activateVariant("server_error", for: "GET /users/:id")
+    /// ```
+    public func activateVariant(_ name: String, for rule: String) throws {
+        try engine.variants.activate(name, for: rule)
+    }
+
+    /// Every rule back to its default variant.
+    public func resetVariants() { engine.variants.reset() }
+
     /// Every request this instance saw (oldest first, up to the journal's capacity).
     public var requests: [JournalEntry] { engine.journal.entries() }
 

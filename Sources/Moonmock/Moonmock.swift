@@ -117,12 +117,7 @@ public final class Moonmock: @unchecked Sendable {
     /// ```
     public func load(lua source: String, baseDirectory: URL? = nil, options: ScriptOptions = ScriptOptions()) throws {
         let base = baseDirectory?.path ?? FileManager.default.currentDirectoryPath
-        let generation = try ScriptGeneration.load(source: source, baseDirectory: base, engine: engine, options: options)
-        install(generation, options)
-    }
-
-    private func install(_ generation: ScriptGeneration, _ options: ScriptOptions) {
-        engine.setScriptRules(generation.makeRuleSet())
+        let generation = try engine.loadScript(source: source, baseDirectory: base, options: options)
         settings.withLock {
             $0.host?.stopWatching()
             $0.host = nil

@@ -27,6 +27,8 @@ public struct Exchange: Sendable {
 /// ```
 public final class Engine: Sendable {
     public let state: StateStore
+    /// The variants of rules that have them, and which one is active.
+    public let variants = VariantStore()
     public let journal: Journal
     public let environment: MockEnvironment
     private let scriptRules = Mutex<RuleSet>(.empty)
@@ -68,11 +70,12 @@ public final class Engine: Sendable {
     /// Every rule in evaluation order: runtime rules, then script rules.
     public var allRules: [Rule] { runtimeRules.withLock { $0.rules } + scriptRules.withLock { $0.rules } }
 
-    /// Clears runtime rules, the journal and the state.
+    /// Clears runtime rules, the journal and the state, and puts every rule back on its default variant.
     public func reset() {
         removeRuntimeRules()
         journal.clear()
         state.flush()
+        variants.reset()
     }
 
     // MARK: requests

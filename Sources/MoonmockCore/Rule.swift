@@ -73,8 +73,8 @@ public final class Rule: Sendable {
     public init(id: String? = nil, method: String?, pattern: RoutePattern, predicates: [Predicate] = [],
                 times: Int? = nil, priority: Int = 0, location: String? = nil, graphQLOperation: String? = nil,
                 responder: @escaping Responder) {
-        let method = method.map(\.asciiUppercased).flatMap { $0 == "ANY" || $0 == "*" ? nil : $0 }
-        self.id = id ?? "\(method ?? "ANY") \(pattern.source)"
+        let method = Rule.normalizedMethod(method)
+        self.id = id ?? Rule.defaultID(method: method, pattern: pattern)
         self.method = method
         self.pattern = pattern
         self.predicates = predicates
@@ -90,6 +90,16 @@ public final class Rule: Sendable {
                             times: Int? = nil, priority: Int = 0, responder: @escaping Responder) throws {
         self.init(id: id, method: method, pattern: try RoutePattern(pattern), predicates: predicates,
                   times: times, priority: priority, responder: responder)
+    }
+
+    /// The id a rule without a name gets: `"METHOD pattern"` (`"ANY pattern"` for any method).
+    public static func defaultID(method: String?, pattern: RoutePattern) -> String {
+        "\(normalizedMethod(method) ?? "ANY") \(pattern.source)"
+    }
+
+    /// Upper-cased, with `ANY` / `*` meaning any method (`nil`).
+    static func normalizedMethod(_ method: String?) -> String? {
+        method.map(\.asciiUppercased).flatMap { $0 == "ANY" || $0 == "*" ? nil : $0 }
     }
 
     /// Runs the responder (for wrappers such as a VM pool that forward to an equivalent rule).

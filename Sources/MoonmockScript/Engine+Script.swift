@@ -11,7 +11,7 @@ extension Engine {
     @discardableResult
     public func loadScript(file: String, options: ScriptOptions = ScriptOptions()) throws -> ScriptGeneration {
         let generation = try ScriptGeneration.load(file: file, engine: self, options: options)
-        setScriptRules(generation.makeRuleSet())
+        install(generation, generation.makeRuleSet())
         return generation
     }
 
@@ -25,7 +25,7 @@ extension Engine {
     public func loadScript(file: String, options: ScriptOptions = ScriptOptions(), vms: Int) throws -> ScriptGeneration {
         guard vms > 1 else { return try loadScript(file: file, options: options) }
         let pool = try ScriptPool.load(file: file, engine: self, options: options, count: vms)
-        setScriptRules(pool.makeRuleSet())
+        install(pool.primary, pool.makeRuleSet())
         return pool.primary
     }
 
@@ -36,7 +36,14 @@ extension Engine {
         let generation = try baseDirectory.map {
             try ScriptGeneration.load(source: source, name: name, baseDirectory: $0, engine: self, options: options)
         } ?? ScriptGeneration.load(source: source, name: name, engine: self, options: options)
-        setScriptRules(generation.makeRuleSet())
+        install(generation, generation.makeRuleSet())
         return generation
+    }
+
+    /// Makes a loaded generation the one serving: its rules, then its variants (keeping
+    /// runtime choices whose names still exist).
+    func install(_ generation: ScriptGeneration, _ rules: RuleSet) {
+        variants.declare(generation.variantDeclarations)
+        setScriptRules(rules)
     }
 }

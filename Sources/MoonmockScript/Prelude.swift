@@ -142,7 +142,30 @@ function mock.sequence(items)
   return setmetatable({ kind = "sequence", items = items, id = id }, RESP)
 end
 
-for _, name in ipairs { "proxy", "bundle", "stubs", "variants" } do
+-- named alternatives, switched at runtime; the starting one is `default`, else the
+-- alphabetically first (Lua tables keep no order)
+function mock.variants(spec)
+  check_type(spec, "table", "mock.variants argument")
+  local items, names, default = {}, {}, nil
+  for k, v in pairs(spec) do
+    if k == "default" then
+      default = v
+    else
+      if type(k) ~= "string" then fail("mock.variants: variant names must be strings, got " .. type(k)) end
+      items[k] = v
+      names[#names + 1] = k
+    end
+  end
+  if #names == 0 then fail("mock.variants: needs at least one variant") end
+  table.sort(names)
+  if default == nil then default = names[1] end
+  if type(default) ~= "string" or items[default] == nil then
+    fail("mock.variants: default '" .. tostring(default) .. "' is not one of the variants (" .. concat(names, ", ") .. ")")
+  end
+  return setmetatable({ kind = "variants", items = items, names = names, default = default }, RESP)
+end
+
+for _, name in ipairs { "proxy", "bundle", "stubs" } do
   mock[name] = function() fail("mock." .. name .. " is reserved and not available in this version of Moonmock") end
 end
 

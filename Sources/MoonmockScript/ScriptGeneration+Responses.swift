@@ -72,6 +72,7 @@ extension ScriptGeneration {
             response.headers["Content-Type"] = stack.string(at: -1)
             stack.pop()
         case "fault": break
+        case "variants": throw LuaError.host("mock.variants must be a rule's response itself, not returned by a handler or nested")
         default: throw LuaError.host("unknown response kind '\(kind)'")
         }
 

@@ -115,9 +115,24 @@ extension ScriptGeneration {
 
         // responder
         let ruleDefaults = defaults
+        let ruleID = name ?? Rule.defaultID(method: method, pattern: pattern)
         stack.getField(1, "respond")
         let responder: Responder
-        if stack.isFunction(at: -1) {
+        if let variants = try variantHandlers(at: -1, stack) {
+            stack.pop()
+            variantDeclarations.append((ruleID, variants.names, variants.defaultName))
+            let engine = self.engine
+            responder = { [unowned self] context in
+                let active = engine.variants.active(for: ruleID) ?? variants.defaultName
+                guard let handler = variants.handlers[active] else { return nil }
+                let result: (MockResponse, explicitStatus: Bool)?
+                switch handler {
+                case .function(let ref): result = try self.callHandler(ref, context)
+                case .value(let spec): result = spec.realize(context, self)
+                }
+                return result.map { ruleDefaults.apply(to: $0.0, explicitStatus: $0.explicitStatus) }
+            }
+        } else if stack.isFunction(at: -1) {
             let ref = luaL_ref(L, mm_registryindex())
             responder = { [unowned self] context in
                 guard let (response, explicit) = try self.callHandler(ref, context) else { return nil }
@@ -134,6 +149,46 @@ extension ScriptGeneration {
         return Rule(id: name, method: method, pattern: pattern, predicates: predicates, times: times,
                     priority: priority, location: location.isEmpty ? nil : location, graphQLOperation: operation,
                     responder: responder)
+    }
+
+    /// A rule's `mock.variants{...}`: each variant a handler function or a response value.
+    struct Variants {
+        enum Handler {
+            case function(Int32)
+            case value(ResponseSpec)
+        }
+        let names: [String]
+        let defaultName: String
+        let handlers: [String: Handler]
+    }
+
+    /// The variants at `i` when it is a `mock.variants{...}` value, else `nil`.
+    private func variantHandlers(at i: Int32, _ stack: LuaStack) throws -> Variants? {
+        guard stack.isTable(at: i) else { return nil }
+        let t = stack.absolute(i)
+        guard hasMetatable(t, refs.resp, stack) else { return nil }
+        stack.getField(t, "kind")
+        defer { stack.pop() }
+        guard stack.string(at: -1) == "variants" else { return nil }
+        stack.getField(t, "default")
+        let defaultName = stack.string(at: -1) ?? ""
+        stack.pop()
+        stack.getField(t, "items")
+        let items = stack.top
+        defer { stack.pop() }
+        var handlers: [String: Variants.Handler] = [:]
+        lua_pushnil(stack.L)
+        while lua_next(stack.L, items) != 0 {
+            let name = stack.string(at: -2) ?? ""
+            if stack.isFunction(at: -1) {
+                handlers[name] = .function(luaL_ref(stack.L, mm_registryindex()))   // pops the value
+                continue
+            }
+            defer { stack.pop() }
+            guard let spec = try responseSpec(at: -1, stack) else { throw LuaError.host("variant '\(name)' has no response") }
+            handlers[name] = .value(spec)
+        }
+        return Variants(names: handlers.keys.sorted(), defaultName: defaultName, handlers: handlers)
     }
 
     /// A string (equality), a number (as text), `mock.present`, `mock.absent` or `mock.match(p)`.

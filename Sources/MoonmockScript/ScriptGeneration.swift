@@ -32,6 +32,8 @@ public final class ScriptGeneration: @unchecked Sendable {
     let lock = NSLock()
     var dependencySet: Set<String> = []
     var registered: [Rule] = []
+    /// Rules with variants: id, names, default (declared to the engine once the load succeeds).
+    public internal(set) var variantDeclarations: [(rule: String, names: [String], defaultName: String)] = []
     var loading = false
     var current: RequestContext?
     var templates: [Template] = []

@@ -10,6 +10,8 @@ import MoonmockCore
 /// | `GET`/`DELETE /__moonmock/requests` | the journal / clear it |
 /// | `GET /__moonmock/requests/unmatched` | unmatched requests with near-miss reports |
 /// | `GET`/`DELETE /__moonmock/state` | `mock.state` / flush it |
+/// | `GET /__moonmock/variants` | rules with variants and the active one |
+/// | `PUT /__moonmock/variants/{url-encoded rule id}` | `{"active": "name"}` switches |
 /// | `POST /__moonmock/reload` | reload the script, report the result |
 /// | `POST /__moonmock/reset` | clear runtime rules, journal and state |
 /// | `GET /__moonmock/` | the dashboard page |
@@ -57,6 +59,25 @@ struct AdminAPI: Sendable {
         case ("DELETE", "/state"):
             engine.state.flush()
             return .json(.object(["flushed": .bool(true)]))
+        case ("GET", "/variants"):
+            return .json(.array(engine.variants.list().map { v in
+                .object(["rule": .string(v.rule), "variants": .array(v.names.map(JSONValue.string)), "active": .string(v.active)])
+            }))
+        case ("PUT", let p) where p.hasPrefix("/variants/"):
+            let rule = PercentDecoding.decode(p.dropFirst("/variants/".count))
+            guard case .object(let body)? = request.json, let active = body["active"] else {
+                return .json(.object(["error": .string(#"send {"active": "variant name"}"#)]), status: 400)
+            }
+            guard let name = active.stringValue else {
+                return .json(.object(["error": .string("variants cannot be deactivated; choose one of them")]), status: 422)
+            }
+            do {
+                try engine.variants.activate(name, for: rule)
+                return .json(.object(["rule": .string(rule), "active": .string(name)]))
+            } catch {
+                let known = engine.variants.list().contains { $0.rule == rule }
+                return .json(.object(["error": .string(String(describing: error))]), status: known ? 422 : 404)
+            }
         case ("POST", "/reset"):
             engine.reset()
             return .json(.object(["reset": .bool(true)]))
@@ -76,6 +97,7 @@ struct AdminAPI: Sendable {
                 "error": .string("no admin endpoint \(request.method) \(request.path)"),
                 "endpoints": .array(["GET /__moonmock/health", "GET /__moonmock/rules", "GET|DELETE /__moonmock/requests",
                                      "GET /__moonmock/requests/unmatched", "GET|DELETE /__moonmock/state",
+                                     "GET /__moonmock/variants", "PUT /__moonmock/variants/{rule}",
                                      "POST /__moonmock/reload", "POST /__moonmock/reset"].map(JSONValue.string)),
             ]), status: 404)
         }

@@ -21,6 +21,8 @@ enum Dashboard {
 <p id="health">loading…</p>
 <p><button onclick="post('reload')">Reload script</button><button onclick="post('reset')">Reset</button>
 <button onclick="del('requests')">Clear journal</button></p>
+<h2>Variants</h2>
+<table><thead><tr><th>rule</th><th>active variant</th></tr></thead><tbody id="variants"></tbody></table>
 <h2>Rules</h2>
 <table><thead><tr><th>rule</th><th>where</th><th>hits</th><th>conditions</th></tr></thead><tbody id="rules"></tbody></table>
 <h2>Requests</h2>
@@ -30,8 +32,15 @@ const api = p => fetch('/__moonmock/' + p).then(r => r.json());
 const esc = s => String(s).replace(/[&<>"]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
 async function post(p) { await fetch('/__moonmock/' + p, { method: 'POST' }); refresh(); }
 async function del(p) { await fetch('/__moonmock/' + p, { method: 'DELETE' }); refresh(); }
+async function choose(rule, name) {
+  await fetch('/__moonmock/variants/' + encodeURIComponent(rule), { method: 'PUT', body: JSON.stringify({ active: name }) });
+  refresh();
+}
 async function refresh() {
-  const [health, rules, requests] = await Promise.all([api('health'), api('rules'), api('requests')]);
+  const [health, rules, requests, variants] = await Promise.all([api('health'), api('rules'), api('requests'), api('variants')]);
+  document.getElementById('variants').innerHTML = variants.map(v =>
+    `<tr><td><code>${esc(v.rule)}</code></td><td><select onchange="choose(${esc(JSON.stringify(v.rule))}, this.value)">` +
+    v.variants.map(n => `<option${n === v.active ? ' selected' : ''}>${esc(n)}</option>`).join('') + `</select></td></tr>`).join('');
   document.getElementById('health').textContent =
     `${health.status} · ${health.rules} rules · ${health.requests} requests in the journal`;
   document.getElementById('rules').innerHTML = rules.map(r =>

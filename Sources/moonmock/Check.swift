@@ -36,6 +36,7 @@ enum Check {
             return 1
         }
         let rules = generation.rules
+        let variants = Dictionary(engine.variants.list().map { ($0.rule, $0) }) { a, _ in a }
         print("\(generation.displayName): ok, \(rules.count) rule\(rules.count == 1 ? "" : "s")")
         let width = min(48, rules.map(\.id.count).max() ?? 0)
         for rule in rules {
@@ -45,6 +46,9 @@ enum Check {
             if let times = rule.times { notes.append("times=\(times)") }
             if rule.priority != 0 { notes.append("priority=\(rule.priority)") }
             if !rule.predicates.isEmpty { notes.append(rule.predicates.map(\.description).joined(separator: ", ")) }
+            if let v = variants[rule.id] {
+                notes.append("variants: " + v.names.map { $0 == v.active ? $0 + "*" : $0 }.joined(separator: ", "))
+            }
             if !notes.isEmpty { line += "  [" + notes.joined(separator: "; ") + "]" }
             print(line)
         }

@@ -51,6 +51,23 @@ struct AdminTests {
         #expect(dashboard.status == 200 && dashboard.body.contains("<title>Moonmock</title>"))
     }
 
+    @Test("variants are listed and switched through the admin API")
+    func variants() async throws {
+        let server = try startServer(#"mock.get("/users/:id", mock.variants { ok = { ok = true }, server_error = mock.status(500) })"#)
+        defer { server.stop() }
+        #expect(try await server.fetch("/__moonmock/variants").body == #"[{"active":"ok","rule":"GET /users/:id","variants":["ok","server_error"]}]"#)
+        let id = "GET%20%2Fusers%2F%3Aid"
+        let put = try await server.fetch("/__moonmock/variants/\(id)", method: "PUT", body: #"{"active":"server_error"}"#)
+        #expect(put.status == 200)
+        #expect(try await server.fetch("/users/1").status == 500)
+        #expect(try await server.fetch("/__moonmock/variants/\(id)", method: "PUT", body: #"{"active":"nope"}"#).status == 422)
+        #expect(try await server.fetch("/__moonmock/variants/\(id)", method: "PUT", body: #"{"active":null}"#).status == 422)
+        #expect(try await server.fetch("/__moonmock/variants/GET%20%2Fnope", method: "PUT", body: #"{"active":"ok"}"#).status == 404)
+        #expect(try await server.fetch("/__moonmock/variants/\(id)", method: "PUT", body: "not json").status == 400)
+        _ = try await server.fetch("/__moonmock/reset", method: "POST")
+        #expect(try await server.fetch("/users/1").status == 200)
+    }
+
     @Test("reload reports success and failure")
     func reload() async throws {
         let ok = try startServer(serverScript, reload: { .init(ok: true, message: "reloaded mocks.lua", rules: 3) })

@@ -98,6 +98,19 @@ struct PolicyTests {
         try moonmock.verifyNoUnmatchedRequests()
     }
 
+    @Test("variants switch from Swift")
+    func variants() async throws {
+        let moonmock = try makeMoonmock(#"mock.get("/me", mock.variants { ok = "fine", server_error = mock.status(500) })"#)
+        let s = moonmock.makeSession()
+        #expect(try await s.fetch("http://x.test/me").0 == "fine")
+        #expect(moonmock.variants.first?.names == ["ok", "server_error"])
+        try moonmock.activateVariant("server_error", for: "GET /me")
+        #expect(try await s.fetch("http://x.test/me").1.statusCode == 500)
+        #expect(throws: (any Error).self) { try moonmock.activateVariant("nope", for: "GET /me") }
+        moonmock.resetVariants()
+        #expect(try await s.fetch("http://x.test/me").0 == "fine")
+    }
+
     @Test("reset clears stubs, journal and state but keeps the script")
     func reset() async throws {
         let moonmock = try makeMoonmock("mock.get('/n', function() return { n = mock.state:incr('n') } end)")
