@@ -29,6 +29,8 @@ public final class Engine: Sendable {
     public let state: StateStore
     /// The variants of rules that have them, and which one is active.
     public let variants = VariantStore()
+    /// The Mock-Bundles the script declared and the folder each serves.
+    public let bundles = BundleRegistry()
     public let journal: Journal
     public let environment: MockEnvironment
     private let scriptRules = Mutex<RuleSet>(.empty)

@@ -44,6 +44,7 @@ extension Engine {
     /// runtime choices whose names still exist).
     func install(_ generation: ScriptGeneration, _ rules: RuleSet) {
         variants.declare(generation.variantDeclarations)
+        bundles.declare(generation.bundleDeclarations)
         setScriptRules(rules)
     }
 }

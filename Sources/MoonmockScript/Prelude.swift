@@ -165,7 +165,25 @@ function mock.variants(spec)
   return setmetatable({ kind = "variants", items = items, names = names, default = default }, RESP)
 end
 
-for _, name in ipairs { "proxy", "bundle", "stubs" } do
+-- a Mock-Bundle folder (bundle.json) as one rule
+function mock.bundle(dir, opts)
+  check_type(dir, "string", "mock.bundle folder")
+  opts = check_opts(opts, { handle_all = true, name = true }, "mock.bundle")
+  local ok, err = H.bundle(dir, opts.name, opts.handle_all == true, where())
+  if not ok then fail("mock.bundle: " .. err) end
+end
+
+-- a stubs folder: one sub-folder per endpoint, files NAME.STATUS[.EXT]
+function mock.stubs(dir, endpoints, opts)
+  check_type(dir, "string", "mock.stubs folder")
+  check_type(endpoints, "table", "mock.stubs endpoints")
+  opts = check_opts(opts, { delay = true }, "mock.stubs")
+  if opts.delay ~= nil then check_type(opts.delay, "number", "mock.stubs delay") end
+  local ok, err = H.stubs(dir, endpoints, opts.delay, where())
+  if not ok then fail("mock.stubs: " .. err) end
+end
+
+for _, name in ipairs { "proxy" } do
   mock[name] = function() fail("mock." .. name .. " is reserved and not available in this version of Moonmock") end
 end
 

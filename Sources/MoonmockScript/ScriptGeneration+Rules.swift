@@ -120,7 +120,7 @@ extension ScriptGeneration {
         let responder: Responder
         if let variants = try variantHandlers(at: -1, stack) {
             stack.pop()
-            variantDeclarations.append((ruleID, variants.names, variants.defaultName))
+            variantDeclarations.append(.init(rule: ruleID, names: variants.names, defaultName: variants.defaultName))
             let engine = self.engine
             responder = { [unowned self] context in
                 let active = engine.variants.active(for: ruleID) ?? variants.defaultName

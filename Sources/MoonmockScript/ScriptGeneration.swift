@@ -33,7 +33,9 @@ public final class ScriptGeneration: @unchecked Sendable {
     var dependencySet: Set<String> = []
     var registered: [Rule] = []
     /// Rules with variants: id, names, default (declared to the engine once the load succeeds).
-    public internal(set) var variantDeclarations: [(rule: String, names: [String], defaultName: String)] = []
+    public internal(set) var variantDeclarations: [VariantStore.Declaration] = []
+    /// Mock-Bundles the script declared (handed to the engine once the load succeeds).
+    public internal(set) var bundleDeclarations: [BundleRegistry.Declaration] = []
     var loading = false
     var current: RequestContext?
     var templates: [Template] = []

@@ -61,19 +61,22 @@ struct AdminAPI: Sendable {
             return .json(.object(["flushed": .bool(true)]))
         case ("GET", "/variants"):
             return .json(.array(engine.variants.list().map { v in
-                .object(["rule": .string(v.rule), "variants": .array(v.names.map(JSONValue.string)), "active": .string(v.active)])
+                .object(["rule": .string(v.rule), "variants": .array(v.names.map(JSONValue.string)), "active": v.active.map(JSONValue.string) ?? .null])
             }))
         case ("PUT", let p) where p.hasPrefix("/variants/"):
             let rule = PercentDecoding.decode(p.dropFirst("/variants/".count))
             guard case .object(let body)? = request.json, let active = body["active"] else {
                 return .json(.object(["error": .string(#"send {"active": "variant name"}"#)]), status: 400)
             }
-            guard let name = active.stringValue else {
-                return .json(.object(["error": .string("variants cannot be deactivated; choose one of them")]), status: 422)
-            }
             do {
-                try engine.variants.activate(name, for: rule)
-                return .json(.object(["rule": .string(rule), "active": .string(name)]))
+                if active == .null {
+                    try engine.variants.deactivate(rule)
+                } else if let name = active.stringValue {
+                    try engine.variants.activate(name, for: rule)
+                } else {
+                    return .json(.object(["error": .string("active must be a name or null")]), status: 400)
+                }
+                return .json(.object(["rule": .string(rule), "active": engine.variants.active(for: rule).map(JSONValue.string) ?? .null]))
             } catch {
                 let known = engine.variants.list().contains { $0.rule == rule }
                 return .json(.object(["error": .string(String(describing: error))]), status: known ? 422 : 404)

@@ -33,13 +33,15 @@ const esc = s => String(s).replace(/[&<>"]/g, c => ({'&':'&amp;','<':'&lt;','>':
 async function post(p) { await fetch('/__moonmock/' + p, { method: 'POST' }); refresh(); }
 async function del(p) { await fetch('/__moonmock/' + p, { method: 'DELETE' }); refresh(); }
 async function choose(rule, name) {
-  await fetch('/__moonmock/variants/' + encodeURIComponent(rule), { method: 'PUT', body: JSON.stringify({ active: name }) });
+  await fetch('/__moonmock/variants/' + encodeURIComponent(rule),
+    { method: 'PUT', body: JSON.stringify({ active: name === '' ? null : name }) });
   refresh();
 }
 async function refresh() {
   const [health, rules, requests, variants] = await Promise.all([api('health'), api('rules'), api('requests'), api('variants')]);
   document.getElementById('variants').innerHTML = variants.map(v =>
     `<tr><td><code>${esc(v.rule)}</code></td><td><select onchange="choose(${esc(JSON.stringify(v.rule))}, this.value)">` +
+    (v.active === null ? '<option value="" selected>(none: falls through)</option>' : '') +
     v.variants.map(n => `<option${n === v.active ? ' selected' : ''}>${esc(n)}</option>`).join('') + `</select></td></tr>`).join('');
   document.getElementById('health').textContent =
     `${health.status} · ${health.rules} rules · ${health.requests} requests in the journal`;
