@@ -15,8 +15,40 @@ extension Moonmock {
         try engine.variants.activate(name, for: rule)
     }
 
-    /// Every rule back to its default variant.
+    /// Every rule back to its default variant, and every stub endpoint back to none.
     public func resetVariants() { engine.variants.reset() }
+
+    /// Activates a stub of a stub-folder endpoint, by file name (`ok.200.json`) or short name
+    /// (`ok`) when unambiguous.
+    ///
+    /// ```swift
+    /// try moonmock.activateStub("missing", for: "getUser")
+    /// ```
+    public func activateStub(_ name: String, for endpoint: String) throws {
+        try engine.variants.activate(name, for: endpoint)
+    }
+
+    /// Leaves an endpoint without an active stub: its requests fall through to later rules.
+    public func deactivateStub(for endpoint: String) throws { try engine.variants.deactivate(endpoint) }
+
+    /// Every endpoint without an active stub, every rule on its default variant.
+    public func resetStubs() { engine.variants.reset() }
+
+    /// The one delay added to every stub-folder response, in seconds.
+    public var stubDelay: TimeInterval {
+        get { engine.variants.stubDelayMilliseconds / 1000 }
+        set { engine.variants.stubDelayMilliseconds = newValue * 1000 }
+    }
+
+    /// Serves another Mock-Bundle folder (relative to the script) from now on: the whole set
+    /// changes at once. `rule` picks a bundle when the script declares several.
+    ///
+    /// ```swift
+    /// try moonmock.switchBundle(to: "Bundles/empty-cart")
+    /// ```
+    public func switchBundle(to path: String, rule: String? = nil) throws {
+        try engine.bundles.switchTo(path, rule: rule)
+    }
 
     /// Every request this instance saw (oldest first, up to the journal's capacity).
     public var requests: [JournalEntry] { engine.journal.entries() }

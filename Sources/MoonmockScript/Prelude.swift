@@ -105,11 +105,13 @@ function mock.template(source, opts)
   return response("template", { template = id, content_type = ctype }, opts, "mock.template")
 end
 
-function mock.status(code, body)
+function mock.status(code, body, opts)
   if math.type(code) ~= "integer" then fail("mock.status: code must be an integer") end
-  if type(body) == "table" and getmetatable(body) ~= RESP then return mock.json(body, { status = code }) end
+  local o = { status = code }
+  for k, v in pairs(check_opts(opts, builder_opts, "mock.status")) do if k ~= "status" then o[k] = v end end
+  if type(body) == "table" and getmetatable(body) ~= RESP then return mock.json(body, o) end
   if body ~= nil and type(body) ~= "string" then fail("mock.status: body must be a string or a table") end
-  return response("text", { body = body or "", empty = body == nil }, { status = code }, "mock.status")
+  return response("text", { body = body or "", empty = body == nil }, o, "mock.status")
 end
 
 function mock.redirect(url, status)

@@ -50,20 +50,38 @@ public final class ScriptHost: @unchecked Sendable {
     public let options: ScriptOptions
     public let vms: Int
     private let log: (@Sendable (String) -> Void)?
+    private let loader: @Sendable () throws -> ScriptGeneration
     private let reloadLock = NSLock()
     private let state: Mutex<(status: Status, current: ScriptGeneration)>
     private var watcher: FileWatcher?
 
     /// Loads `file` (throwing ``ScriptError`` when it does not load) and installs its rules.
-    public init(file: String, engine: Engine, options: ScriptOptions = ScriptOptions(), vms: Int = 1,
-                log: (@Sendable (String) -> Void)? = nil) throws {
+    public convenience init(file: String, engine: Engine, options: ScriptOptions = ScriptOptions(), vms: Int = 1,
+                            log: (@Sendable (String) -> Void)? = nil) throws {
+        try self.init(file: file, engine: engine, options: options, vms: vms, log: log) {
+            try engine.loadScript(file: file, options: options, vms: vms)
+        }
+    }
+
+    /// Hosts a script given as text (with the folder its fixtures live in), e.g. the one-line
+    /// script behind `moonmock serve --bundle DIR`; watching follows the files it reads.
+    public convenience init(source: String, name: String, baseDirectory: String, engine: Engine,
+                            options: ScriptOptions = ScriptOptions(), log: (@Sendable (String) -> Void)? = nil) throws {
+        try self.init(file: name, engine: engine, options: options, vms: 1, log: log) {
+            try engine.loadScript(source: source, name: name, baseDirectory: baseDirectory, options: options)
+        }
+    }
+
+    private init(file: String, engine: Engine, options: ScriptOptions, vms: Int, log: (@Sendable (String) -> Void)?,
+                 loader: @escaping @Sendable () throws -> ScriptGeneration) throws {
         self.file = file
         self.engine = engine
         self.options = options
         self.vms = vms
         self.log = log
+        self.loader = loader
         let started = DispatchTime.now().uptimeNanoseconds
-        let generation = try engine.loadScript(file: file, options: options, vms: vms)
+        let generation = try loader()
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
         state = Mutex((Status(file: generation.displayName, generation: 1, loadedAt: engine.environment.now(), loadMilliseconds: ms,
                               rules: generation.rules.count, lastError: nil, watching: false), generation))
@@ -84,7 +102,7 @@ public final class ScriptHost: @unchecked Sendable {
         defer { reloadLock.unlock() }
         let started = DispatchTime.now().uptimeNanoseconds
         do {
-            let generation = try engine.loadScript(file: file, options: options, vms: vms)
+            let generation = try loader()
             let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
             let number = state.withLock { s -> Int in
                 let n = s.status.generation + 1
@@ -107,7 +125,8 @@ public final class ScriptHost: @unchecked Sendable {
             }
             // Keep watching what the failed version would have needed as well (a new module the
             // broken version requires may be the fix).
-            watcher?.watch(current.dependencies.union([URL(fileURLWithPath: file).standardizedFileURL.path]))
+            let scriptFile = URL(fileURLWithPath: file).standardizedFileURL.path
+            watcher?.watch(FileManager.default.fileExists(atPath: scriptFile) ? current.dependencies.union([scriptFile]) : current.dependencies)
             log?("reload failed, still serving gen \(number): \(text)")
             return Outcome(ok: false, message: text, generation: number)
         }

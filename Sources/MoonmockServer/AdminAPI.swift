@@ -11,7 +11,8 @@ import MoonmockCore
 /// | `GET /__moonmock/requests/unmatched` | unmatched requests with near-miss reports |
 /// | `GET`/`DELETE /__moonmock/state` | `mock.state` / flush it |
 /// | `GET /__moonmock/variants` | rules with variants and the active one |
-/// | `PUT /__moonmock/variants/{url-encoded rule id}` | `{"active": "name"}` switches |
+/// | `PUT /__moonmock/variants/{url-encoded rule id}` | `{"active": "name"}` switches (`null`: no stub) |
+/// | `GET`/`PUT /__moonmock/bundle` | the Mock-Bundle folders / `{"path": "dir"}` swaps one |
 /// | `POST /__moonmock/reload` | reload the script, report the result |
 /// | `POST /__moonmock/reset` | clear runtime rules, journal and state |
 /// | `GET /__moonmock/` | the dashboard page |
@@ -81,6 +82,18 @@ struct AdminAPI: Sendable {
                 let known = engine.variants.list().contains { $0.rule == rule }
                 return .json(.object(["error": .string(String(describing: error))]), status: known ? 422 : 404)
             }
+        case ("GET", "/bundle"):
+            return .json(.array(engine.bundles.list().map { .object(["rule": .string($0.rule), "path": .string($0.path)]) }))
+        case ("PUT", "/bundle"):
+            guard case .object(let body)? = request.json, let path = body["path"]?.stringValue else {
+                return .json(.object(["error": .string(#"send {"path": "folder relative to the script"}"#)]), status: 400)
+            }
+            do {
+                let rule = try engine.bundles.switchTo(path, rule: body["rule"]?.stringValue)
+                return .json(.object(["rule": .string(rule), "path": .string(path)]))
+            } catch {
+                return .json(.object(["error": .string(String(describing: error))]), status: 422)
+            }
         case ("POST", "/reset"):
             engine.reset()
             return .json(.object(["reset": .bool(true)]))
@@ -100,7 +113,7 @@ struct AdminAPI: Sendable {
                 "error": .string("no admin endpoint \(request.method) \(request.path)"),
                 "endpoints": .array(["GET /__moonmock/health", "GET /__moonmock/rules", "GET|DELETE /__moonmock/requests",
                                      "GET /__moonmock/requests/unmatched", "GET|DELETE /__moonmock/state",
-                                     "GET /__moonmock/variants", "PUT /__moonmock/variants/{rule}",
+                                     "GET /__moonmock/variants", "PUT /__moonmock/variants/{rule}", "GET|PUT /__moonmock/bundle",
                                      "POST /__moonmock/reload", "POST /__moonmock/reset"].map(JSONValue.string)),
             ]), status: 404)
         }

@@ -14,6 +14,7 @@ enum MoonmockCLI {
       serve [SCRIPT]                     serve a script over HTTP (default ./mocks.lua)
       check SCRIPT                       load and validate a script, list its rules
       request SCRIPT METHOD URL          run one request through a script, print it like curl -i
+      convert bundle|stubs DIR           print a mocks.lua equivalent to a Mock-Bundle or stubs folder
       help [COMMAND]                     show help
 
     options:
@@ -22,12 +23,14 @@ enum MoonmockCLI {
     """
 
     static let serveUsage = """
-    usage: moonmock serve [SCRIPT] [options]
+    usage: moonmock serve [SCRIPT | --bundle DIR] [options]
 
-    Serves SCRIPT (default ./mocks.lua) over HTTP/1.1, or HTTPS with a certificate.
+    Serves SCRIPT (default ./mocks.lua), or the Mock-Bundle folder DIR, over HTTP/1.1,
+    or HTTPS with a certificate.
     Port 0 picks a free port and prints it. SIGINT/SIGTERM drain requests and exit 0.
 
     options:
+      --bundle DIR           serve the Mock-Bundle in DIR (DIR/bundle.json) instead of a script
       --host ADDRESS         address to bind (default 127.0.0.1)
       --port PORT            port to bind (default 8080; 0 picks one)
       --threads N            worker threads (default: the number of cores)
@@ -44,6 +47,19 @@ enum MoonmockCLI {
       --no-watch             do not reload the script when it changes
       --unsafe               lift the sandbox (trusted local scripts only)
       -h, --help             show this help
+    """
+
+    static let convertUsage = """
+    usage: moonmock convert bundle DIR
+           moonmock convert stubs DIR --endpoint NAME="METHOD /pattern"...
+
+    Prints a mocks.lua that behaves like the Mock-Bundle folder DIR (DIR/bundle.json) or the
+    stubs folder DIR, leaving the fixture files where they are. Run it from the folder the
+    script will live in and give DIR relative to it.
+
+    options:
+      --endpoint NAME="METHOD /pattern"   a stubs endpoint: sub-folder NAME answers the pattern
+      -h, --help                          show this help
     """
 
     static let checkUsage = """
@@ -91,6 +107,7 @@ enum MoonmockCLI {
             case nil: print(usage)
             case "check": print(checkUsage)
             case "serve": print(serveUsage)
+            case "convert": print(convertUsage)
             case "request": print(requestUsage)
             case let other?: return usageError("unknown command '\(other)'", usage)
             }
@@ -102,6 +119,8 @@ enum MoonmockCLI {
             return Check.run(rest)
         case "serve":
             return Serve.run(rest)
+        case "convert":
+            return Convert.run(rest)
         case "request":
             return Request.run(rest)
         default:

@@ -15,6 +15,7 @@ enum Serve {
         var journal = 1000
         var vms = 1
         var watch = true
+        var bundle: String?
         var certPath: String?, keyPath: String?
         var i = 0
         do {
@@ -56,6 +57,7 @@ enum Serve {
                     guard let n = Int(v), n >= 0 else { throw UsageError("--max-body must be a number of bytes, got '\(v)'") }
                     configuration.maxBodyBytes = n
                 case "--no-watch": watch = false; i += 1
+                case "--bundle": bundle = try value(arg)
                 default:
                     let used = try flags.parse(arguments, at: i)
                     if used > 0 { i += used; continue }
@@ -66,6 +68,7 @@ enum Serve {
                 }
             }
             if (certPath == nil) != (keyPath == nil) { throw UsageError("--tls-cert and --tls-key go together") }
+            if bundle != nil && script != nil { throw UsageError("give a SCRIPT or --bundle DIR, not both (a script can use mock.bundle)") }
         } catch let error as UsageError {
             return MoonmockCLI.usageError(error.message, MoonmockCLI.serveUsage)
         } catch {
@@ -90,8 +93,13 @@ enum Serve {
         let engine = Engine(journalCapacity: journal)
         let host: ScriptHost
         do {
-            host = try ScriptHost(file: file, engine: engine, options: flags.options, vms: vms,
-                                  log: { MoonmockCLI.printError("moonmock: " + $0) })
+            let log: @Sendable (String) -> Void = { MoonmockCLI.printError("moonmock: " + $0) }
+            if let bundle {
+                host = try ScriptHost(source: #"mock.bundle(".")"#, name: "bundle.json", baseDirectory: bundle, engine: engine,
+                                      options: flags.options, log: log)
+            } else {
+                host = try ScriptHost(file: file, engine: engine, options: flags.options, vms: vms, log: log)
+            }
             if watch { try host.startWatching() }
         } catch {
             MoonmockCLI.printError(String(describing: error))

@@ -68,6 +68,41 @@ struct AdminTests {
         #expect(try await server.fetch("/users/1").status == 200)
     }
 
+    @Test("the Mock-Bundle is swapped through the admin API; stub endpoints can be deactivated")
+    func bundleAndStubs() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-admin-bundle-\(UUID().uuidString)")
+        for (path, content) in [
+            "a/bundle.json": #"[{"request":{"url":"://api.test/x"},"response":{"code":200,"file":"x.txt"}}]"#, "a/x.txt": "from a",
+            "b/bundle.json": #"[{"request":{"url":"://api.test/x"},"response":{"code":200,"file":"x.txt"}}]"#, "b/x.txt": "from b",
+            "stubs/getX/ok.200.txt": "stub ok",
+        ] {
+            let url = dir.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(content.utf8).write(to: url)
+        }
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let engine = Engine()
+        try engine.loadScript(source: #"mock.stubs("stubs", { getX = "GET /stubbed" }) mock.bundle("a")"#, baseDirectory: dir.path)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        let server = MoonmockServer(engine: engine, configuration: configuration)
+        try server.start()
+        defer { server.stop() }
+        let x = ["Host": "api.test"]
+        #expect(try await server.fetch("/x", headers: x).body == "from a")
+        #expect(try await server.fetch("/__moonmock/bundle").body == #"[{"path":"a","rule":"bundle a"}]"#)
+        #expect(try await server.fetch("/__moonmock/bundle", method: "PUT", body: #"{"path":"b"}"#).status == 200)
+        #expect(try await server.fetch("/x", headers: x).body == "from b")
+        #expect(try await server.fetch("/__moonmock/bundle", method: "PUT", body: #"{"path":"nope"}"#).status == 422)
+        #expect(try await server.fetch("/x", headers: x).body == "from b")
+
+        #expect(try await server.fetch("/stubbed").status == 404)
+        #expect(try await server.fetch("/__moonmock/variants/getX", method: "PUT", body: #"{"active":"ok"}"#).status == 200)
+        #expect(try await server.fetch("/stubbed").body == "stub ok")
+        #expect(try await server.fetch("/__moonmock/variants/getX", method: "PUT", body: #"{"active":null}"#).status == 200)
+        #expect(try await server.fetch("/stubbed").status == 404)
+    }
+
     @Test("reload reports success and failure")
     func reload() async throws {
         let ok = try startServer(serverScript, reload: { .init(ok: true, message: "reloaded mocks.lua", rules: 3) })

@@ -111,6 +111,37 @@ struct PolicyTests {
         #expect(try await s.fetch("http://x.test/me").0 == "fine")
     }
 
+    @Test("stub folders and Mock-Bundles switch from Swift")
+    func seeds() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-seeds-\(UUID().uuidString)")
+        for (path, content) in [
+            "mocks.lua": #"mock.stubs("stubs", { getMe = "GET /me" }) mock.bundle("one")"#,
+            "stubs/getMe/ok.200.json": #"{"me":true}"#, "stubs/getMe/gone.410": "",
+            "one/bundle.json": #"[{"request":{"url":"://api.test/b"},"response":{"code":200,"file":"b.txt"}}]"#, "one/b.txt": "one",
+            "two/bundle.json": #"[{"request":{"url":"://api.test/b"},"response":{"code":200,"file":"b.txt"}}]"#, "two/b.txt": "two",
+        ] {
+            let url = dir.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(content.utf8).write(to: url)
+        }
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let moonmock = try Moonmock(script: dir.appendingPathComponent("mocks.lua"))
+        let s = moonmock.makeSession()
+        await #expect(throws: MoonmockError.self) { try await s.fetch("http://x.test/me") }
+        try moonmock.activateStub("ok", for: "getMe")
+        #expect(try await s.fetch("http://x.test/me").0 == #"{"me":true}"#)
+        try moonmock.activateStub("gone.410", for: "getMe")
+        moonmock.stubDelay = 0.1
+        let started = Date()
+        #expect(try await s.fetch("http://x.test/me").1.statusCode == 410)
+        #expect(Date().timeIntervalSince(started) >= 0.1)
+        try moonmock.deactivateStub(for: "getMe")
+        await #expect(throws: MoonmockError.self) { try await s.fetch("http://x.test/me") }
+        #expect(try await s.fetch("https://api.test/b").0 == "one")
+        try moonmock.switchBundle(to: "two")
+        #expect(try await s.fetch("http://api.test/b").0 == "two")
+    }
+
     @Test("reset clears stubs, journal and state but keeps the script")
     func reset() async throws {
         let moonmock = try makeMoonmock("mock.get('/n', function() return { n = mock.state:incr('n') } end)")
