@@ -166,6 +166,32 @@ struct ServeCommandTests {
         #expect((text + rest).contains("moonmock: stopping"))
     }
 
+    @Test("serve --bundle serves a Mock-Bundle folder")
+    func serveBundle() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-serve-bundle-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(#"[{"request":{"url":"://127.0.0.1/hello"},"response":{"code":200,"file":"hello.txt"}}]"#.utf8)
+            .write(to: dir.appendingPathComponent("bundle.json"))
+        try Data("hello from the bundle".utf8).write(to: dir.appendingPathComponent("hello.txt"))
+        let process = Process()
+        process.executableURL = CLIRunner.binary
+        process.arguments = ["serve", "--bundle", dir.path, "--port", "0"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        #expect(line.hasPrefix("moonmock: serving bundle.json (1 rules) on http://127.0.0.1:"))
+        let port = try #require(line.split(separator: "\n").first?.split(separator: ":").last.flatMap { Int($0) })
+        let (data, _) = try await URLSession(configuration: .ephemeral).data(from: URL(string: "http://127.0.0.1:\(port)/hello")!)
+        #expect(String(decoding: data, as: UTF8.self) == "hello from the bundle")
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
     @Test("a broken script stops serve before it listens, naming file and line")
     func brokenScript() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-serve-\(UUID().uuidString)")
