@@ -155,7 +155,7 @@ public final class Engine: Sendable {
 
     /// The operations of a GraphQL batch body, or `nil` when the body is not one.
     private func graphQLBatch(_ request: MockRequest) -> [JSONValue]? {
-        guard request.method == "POST", case .array(let items)? = request.json, !items.isEmpty,
+        guard request.method == "POST", request.bodyLooksLikeJSONArray, case .array(let items)? = request.json, !items.isEmpty,
               items.allSatisfy({ $0["operationName"]?.stringValue != nil }) else { return nil }
         return items
     }

@@ -141,6 +141,26 @@ public struct MockRequest: Sendable {
         return parsed
     }
 
+    /// The `operationName` of a GraphQL body that is a JSON object, read without decoding the
+    /// rest of the body (cached). `nil` for other bodies.
+    public var graphQLOperationName: String? {
+        if let cached = storage.operationName { return cached }
+        let name: String?
+        if let json = storage.json {
+            name = json?["operationName"]?.stringValue
+        } else {
+            name = body.first(where: { $0 > 0x20 }) == UInt8(ascii: "{") ? JSONValue.topLevelString("operationName", in: body) : nil
+        }
+        storage.operationName = .some(name)
+        return name
+    }
+
+    /// Whether the body has been decoded as JSON already (then ``json`` costs nothing).
+    public var hasDecodedJSON: Bool { storage.json != nil }
+
+    /// Whether the body starts like a JSON array (a GraphQL batch), without decoding it.
+    public var bodyLooksLikeJSONArray: Bool { body.first(where: { $0 > 0x20 }) == UInt8(ascii: "[") }
+
     /// The body as text (invalid UTF-8 repaired).
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
 
@@ -177,6 +197,7 @@ public struct MockRequest: Sendable {
         var segments: [String]?
         var query: [(name: String, value: String?)]?
         var json: JSONValue??
+        var operationName: String??
 
         init(method: String, url: String, headers: HTTPHeaders, body: [UInt8]) {
             self.method = method.asciiUppercased

@@ -79,6 +79,7 @@ public struct Predicate: Sendable {
     /// operations by the ``Engine``; an array body only explains itself here.)
     public static func graphQL(operation name: String) -> Predicate {
         Predicate("json.operationName = \(name)") { req, _ in
+            if req.graphQLOperationName == name { return nil }
             switch req.json {
             case .object(let o)?:
                 let got = o["operationName"]?.brief ?? "nothing"

@@ -41,7 +41,7 @@ public final class RuleSet: Sendable {
     /// every HEAD (and any-method) rule.
     func candidates(for request: MockRequest) -> [Int] {
         let path = request.pathSegments
-        let operation = { () -> String? in request.json?["operationName"]?.stringValue }
+        let operation = { () -> String? in request.graphQLOperationName }
         var out: [Int] = []
         byMethod[request.method]?.collect(path, operation, into: &out)
         anyMethod.collect(path, operation, into: &out)

@@ -108,8 +108,13 @@ extension ScriptGeneration {
                 stack.setField(-2, name)
             }
         case "json":
-            guard let json = request.json else { stack.pushNil(); return 1 }
-            push(json: json, stack)
+            if request.hasDecodedJSON {
+                guard let json = request.json else { stack.pushNil(); return 1 }
+                push(json: json, stack)
+            } else if request.body.isEmpty || !pushDecodedJSON(request.body, stack) {
+                stack.pushNil()
+                return 1
+            }
         case "cookies":
             stack.newTable()
             for (k, v) in request.cookies { stack.push(v); stack.setField(-2, k) }

@@ -43,6 +43,22 @@ struct JSONValueTests {
         #expect(throws: JSONParseError.self) { try parse(deep) }
     }
 
+    @Test("operationName is found at the top level only, without decoding the rest", arguments: [
+        (#"{"operationName":"GetUser"}"#, "GetUser"),
+        (#" { "query": "query { a(x: \"}{\") { b } }", "variables": {"operationName": "Nested", "list": [1, {"x": "]"}]}, "operationName": "Top" }"#, "Top"),
+        (#"{"variables":{"operationName":"Nested"}}"#, nil),
+        (#"{"operationName":"Get\u0055ser"}"#, "GetUser"),
+        (#"{"operationName":null}"#, nil),
+        (#"[{"operationName":"Batch"}]"#, nil),
+        (#"{"a":1,"operationName":"AfterNumber"}"#, "AfterNumber"),
+        (#"{"a":true,"b":[],"operationName":"AfterLiterals"}"#, "AfterLiterals"),
+        ("not json", nil),
+    ] as [(String, String?)])
+    func skim(_ body: String, _ expected: String?) {
+        #expect(JSONValue.topLevelString("operationName", in: Array(body.utf8)) == expected)
+        #expect(request("POST", "http://h/graphql", body: body).graphQLOperationName == expected)
+    }
+
     @Test("subset matching explains the first difference")
     func subset() throws {
         let body = try parse(#"{"operationName":"GetUser","variables":{"id":7,"tags":["a"]}}"#)
