@@ -37,7 +37,7 @@ public final class FileWatcher: @unchecked Sendable {
         self.debounce = debounce
         self.onChange = onChange
         source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [unowned self] in self.drain() }
+        source.setEventHandler { [weak self] in self?.drain() }
         let descriptor = fd
         source.setCancelHandler { close(descriptor) }
         source.resume()
@@ -99,7 +99,8 @@ public final class FileWatcher: @unchecked Sendable {
         }
         guard !changed.isEmpty else { return }
         pending?.cancel()
-        let item = DispatchWorkItem { [unowned self] in
+        let item = DispatchWorkItem { [weak self] in
+            guard let self else { return }
             let paths = self.changed.sorted()
             self.changed = []
             self.pending = nil

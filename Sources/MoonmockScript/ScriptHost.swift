@@ -53,7 +53,13 @@ public final class ScriptHost: @unchecked Sendable {
     private let loader: @Sendable () throws -> ScriptGeneration
     private let reloadLock = NSLock()
     private let state: Mutex<(status: Status, current: ScriptGeneration)>
-    private var watcher: FileWatcher?
+    private let watcherLock = NSLock()
+    private var _watcher: FileWatcher?
+    /// The watcher, read and written under its own lock (reloads run on the watcher's thread).
+    private var watcher: FileWatcher? {
+        get { watcherLock.withLock { _watcher } }
+        set { watcherLock.withLock { _watcher = newValue } }
+    }
 
     /// Loads `file` (throwing ``ScriptError`` when it does not load) and installs its rules.
     public convenience init(file: String, engine: Engine, options: ScriptOptions = ScriptOptions(), vms: Int = 1,
@@ -87,7 +93,7 @@ public final class ScriptHost: @unchecked Sendable {
                               rules: generation.rules.count, lastError: nil, watching: false), generation))
     }
 
-    deinit { watcher?.stop() }
+    deinit { _watcher?.stop() }
 
     public var status: Status { state.withLock { $0.status } }
 
@@ -135,9 +141,9 @@ public final class ScriptHost: @unchecked Sendable {
     /// Reloads whenever the script, a module it required or a fixture it read changes.
     public func startWatching(debounce: Double = 0.05) throws {
         guard watcher == nil else { return }
-        let watcher = try FileWatcher(debounce: debounce) { [weak self] _ in self?.reload() }
-        watcher.watch(current.dependencies)
-        self.watcher = watcher
+        let newWatcher = try FileWatcher(debounce: debounce) { [weak self] _ in self?.reload() }
+        newWatcher.watch(current.dependencies)
+        watcher = newWatcher
         state.withLock { s in
             let o = s.status
             s.status = Status(file: o.file, generation: o.generation, loadedAt: o.loadedAt, loadMilliseconds: o.loadMilliseconds,
@@ -147,7 +153,10 @@ public final class ScriptHost: @unchecked Sendable {
 
     /// Stops reloading on changes.
     public func stopWatching() {
-        watcher?.stop()
-        watcher = nil
+        let old = watcherLock.withLock { () -> FileWatcher? in
+            defer { _watcher = nil }
+            return _watcher
+        }
+        old?.stop()
     }
 }
