@@ -6,6 +6,7 @@ enum Dashboard {
 <head>
 <meta charset="utf-8">
 <title>Moonmock</title>
+<link rel="icon" href="data:,">
 <style>
   body { font: 14px/1.4 system-ui, sans-serif; margin: 2rem; color: #222; }
   h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
