@@ -7,7 +7,8 @@ import MoonmockCore
 /// |---|---|
 /// | `GET /__moonmock/health` | status, rule and request counts |
 /// | `GET /__moonmock/rules` | rules in evaluation order with hit counts |
-/// | `GET`/`DELETE /__moonmock/requests` | the journal / clear it |
+/// | `GET`/`DELETE /__moonmock/requests` | the journal (filter: `?rule=`, `?method=&pattern=`) / clear it |
+/// | `GET /__moonmock/requests/count` | how many requests match the same filters |
 /// | `GET /__moonmock/requests/unmatched` | unmatched requests with near-miss reports |
 /// | `GET`/`DELETE /__moonmock/state` | `mock.state` / flush it |
 /// | `GET /__moonmock/variants` | rules with variants and the active one |
@@ -48,8 +49,19 @@ struct AdminAPI: Sendable {
             return .json(.object(health))
         case ("GET", "/rules"):
             return .json(.array(engine.allRules.map(Self.json)))
-        case ("GET", "/requests"):
-            return .json(.array(engine.journal.entries().map(Self.json)))
+        case ("GET", "/requests"), ("GET", "/requests/count"):
+            // Verification: ?rule=ID, ?method=GET&pattern=/users/:id (either or both).
+            var entries = engine.journal.entries()
+            if let rule = request.query("rule") { entries = entries.filter { $0.ruleID == rule } }
+            if let pattern = request.query("pattern") {
+                guard let p = try? RoutePattern(pattern) else {
+                    return .json(.object(["error": .string("invalid pattern '\(pattern)'")]), status: 400)
+                }
+                entries = entries.filter { p.match($0.request) != nil }
+            }
+            if let method = request.query("method")?.asciiUppercased { entries = entries.filter { $0.method == method } }
+            if path == "/requests/count" { return .json(.object(["count": .integer(Int64(entries.count))])) }
+            return .json(.array(entries.map(Self.json)))
         case ("DELETE", "/requests"):
             engine.journal.clear()
             return .json(.object(["cleared": .bool(true)]))
@@ -112,6 +124,7 @@ struct AdminAPI: Sendable {
             return .json(.object([
                 "error": .string("no admin endpoint \(request.method) \(request.path)"),
                 "endpoints": .array(["GET /__moonmock/health", "GET /__moonmock/rules", "GET|DELETE /__moonmock/requests",
+                                     "GET /__moonmock/requests/count?rule=|method=&pattern=",
                                      "GET /__moonmock/requests/unmatched", "GET|DELETE /__moonmock/state",
                                      "GET /__moonmock/variants", "PUT /__moonmock/variants/{rule}", "GET|PUT /__moonmock/bundle",
                                      "POST /__moonmock/reload", "POST /__moonmock/reset"].map(JSONValue.string)),

@@ -31,6 +31,13 @@ struct AdminTests {
         #expect(entries.map { $0["url"]?.stringValue?.split(separator: "/").last.map(String.init) } == ["1", "2", "flaky", "nope"])
         #expect(entries[0]["rule"] == .string("GET /users/:id"))
 
+        #expect(try await server.fetch("/__moonmock/requests/count?rule=GET%20%2Fusers%2F%3Aid").body == #"{"count":2}"#)
+        #expect(try await server.fetch("/__moonmock/requests/count?method=get&pattern=/users/:id").body == #"{"count":2}"#)
+        #expect(try await server.fetch("/__moonmock/requests/count?method=POST&pattern=/users/:id").body == #"{"count":0}"#)
+        let filtered = try JSONValue(parsing: Array(try await server.fetch("/__moonmock/requests?pattern=/flaky").body.utf8))
+        #expect(filtered[0]?["rule"] == .string("GET /flaky") && filtered[1] == nil)
+        #expect(try await server.fetch("/__moonmock/requests/count?pattern=/a?b").status == 400)
+
         let unmatched = try JSONValue(parsing: Array(try await server.fetch("/__moonmock/requests/unmatched").body.utf8))
         #expect(unmatched[0]?["near_misses"]?[0]?["rule"] != nil)
 
