@@ -157,6 +157,20 @@ extension ScriptGeneration {
     }
 }
 
+/// Runs a host function body that reports failure as `nil, message` (for the prelude to raise at
+/// the script's line) instead of raising: `true` on success.
+func reportingFailure(_ stack: LuaStack, _ body: () throws -> Void) -> Int32 {
+    do {
+        try body()
+        stack.push(true)
+        return 1
+    } catch {
+        stack.pushNil()
+        stack.push(message(error))
+        return 2
+    }
+}
+
 /// The text of an error thrown inside a host function.
 func message(_ error: Error) -> String {
     if let e = error as? LuaError { return e.message }

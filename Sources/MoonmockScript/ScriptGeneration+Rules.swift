@@ -6,15 +6,7 @@ extension ScriptGeneration {
     /// `H.register(spec)`: turns the prelude's rule table into a ``Rule``. Returns `true`, or
     /// `nil, message` for the prelude to raise at the script's line.
     func hostRegister(_ stack: LuaStack) throws -> Int32 {
-        do {
-            registered.append(try makeRule(stack))
-            stack.push(true)
-            return 1
-        } catch {
-            stack.pushNil()
-            stack.push(message(error))
-            return 2
-        }
+        reportingFailure(stack) { registered.append(try makeRule(stack)) }
     }
 
     private func makeRule(_ stack: LuaStack) throws -> Rule {

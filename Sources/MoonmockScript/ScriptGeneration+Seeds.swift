@@ -8,7 +8,7 @@ import MoonmockCore
 extension ScriptGeneration {
     /// `H.bundle(dir, name, handle_all, where)`: one rule serving the bundle folder.
     func hostBundle(_ stack: LuaStack) throws -> Int32 {
-        do {
+        reportingFailure(stack) {
             let dir = try stack.checkString(1, "bundle folder")
             let id = stack.string(at: 2) ?? "bundle \(dir)"
             let handleAll = stack.bool(at: 3)
@@ -32,12 +32,6 @@ extension ScriptGeneration {
                 return .text("no entry in the Mock-Bundle \(current?.directory.path ?? dir) for \(context.request.method) \(context.request.url)\n",
                              status: 501)
             })
-            stack.push(true)
-            return 1
-        } catch {
-            stack.pushNil()
-            stack.push(message(error))
-            return 2
         }
     }
 
@@ -57,7 +51,7 @@ extension ScriptGeneration {
     /// `H.stubs(dir, endpoints, delay, where)`: one rule per endpoint folder; at most one stub
     /// active per endpoint (none at first: requests fall through).
     func hostStubs(_ stack: LuaStack) throws -> Int32 {
-        do {
+        reportingFailure(stack) {
             let dir = try stack.checkString(1, "stubs folder")
             guard stack.isTable(at: 2) else { throw LuaError.host("endpoints must be a table of folder = \"METHOD /pattern\"") }
             var endpoints: [(String, String)] = []
@@ -93,12 +87,6 @@ extension ScriptGeneration {
                     return response
                 })
             }
-            stack.push(true)
-            return 1
-        } catch {
-            stack.pushNil()
-            stack.push(message(error))
-            return 2
         }
     }
 }

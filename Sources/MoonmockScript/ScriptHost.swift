@@ -15,16 +15,16 @@ import Synchronization
 public final class ScriptHost: @unchecked Sendable {
     /// What the current generation is and how the last reload went.
     public struct Status: Sendable {
-        public let file: String
+        public internal(set) var file: String
         /// 1 for the first load, +1 for every successful reload.
-        public let generation: Int
+        public internal(set) var generation: Int
         /// Seconds since 1970 when the current generation was loaded.
-        public let loadedAt: Double
-        public let loadMilliseconds: Double
-        public let rules: Int
+        public internal(set) var loadedAt: Double
+        public internal(set) var loadMilliseconds: Double
+        public internal(set) var rules: Int
         /// The last failed reload's message (`mocks.lua:LINE: …`), cleared by a successful one.
-        public let lastError: String?
-        public let watching: Bool
+        public internal(set) var lastError: String?
+        public internal(set) var watching: Bool
 
         public var json: JSONValue {
             var o: [String: JSONValue] = [
@@ -42,7 +42,7 @@ public final class ScriptHost: @unchecked Sendable {
         public let ok: Bool
         /// `reloaded mocks.lua (gen 7, 3 ms)` or the error with `file:line`.
         public let message: String
-        public let generation: Int
+        public internal(set) var generation: Int
     }
 
     public let file: String
@@ -110,12 +110,16 @@ public final class ScriptHost: @unchecked Sendable {
         do {
             let generation = try loader()
             let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+            let now = engine.environment.now()
             let number = state.withLock { s -> Int in
-                let n = s.status.generation + 1
-                s.status = Status(file: generation.displayName, generation: n, loadedAt: engine.environment.now(), loadMilliseconds: ms,
-                                  rules: generation.rules.count, lastError: nil, watching: s.status.watching)
+                s.status.generation += 1
+                s.status.file = generation.displayName
+                s.status.loadedAt = now
+                s.status.loadMilliseconds = ms
+                s.status.rules = generation.rules.count
+                s.status.lastError = nil
                 s.current = generation
-                return n
+                return s.status.generation
             }
             watcher?.watch(generation.dependencies)
             let message = "reloaded \(generation.displayName) (gen \(number), \(Int(ms.rounded())) ms)"
@@ -124,10 +128,8 @@ public final class ScriptHost: @unchecked Sendable {
         } catch {
             let text = String(describing: error)
             let number = state.withLock { s -> Int in
-                let old = s.status
-                s.status = Status(file: old.file, generation: old.generation, loadedAt: old.loadedAt, loadMilliseconds: old.loadMilliseconds,
-                                  rules: old.rules, lastError: text, watching: old.watching)
-                return old.generation
+                s.status.lastError = text
+                return s.status.generation
             }
             // Keep watching what the failed version would have needed as well (a new module the
             // broken version requires may be the fix).
@@ -144,11 +146,7 @@ public final class ScriptHost: @unchecked Sendable {
         let newWatcher = try FileWatcher(debounce: debounce) { [weak self] _ in self?.reload() }
         newWatcher.watch(current.dependencies)
         watcher = newWatcher
-        state.withLock { s in
-            let o = s.status
-            s.status = Status(file: o.file, generation: o.generation, loadedAt: o.loadedAt, loadMilliseconds: o.loadMilliseconds,
-                              rules: o.rules, lastError: o.lastError, watching: true)
-        }
+        state.withLock { $0.status.watching = true }
     }
 
     /// Stops reloading on changes.
