@@ -20,7 +20,10 @@ extension ScriptGeneration {
                 guard d.isFinite else { throw LuaError.host("cannot encode \(d) as JSON") }
                 JSONValue.double(d).encode(into: &out)
             }
-        case LUA_TSTRING: JSONValue.encodeString(stack.string(at: i) ?? "", into: &out)
+        case LUA_TSTRING:
+            var length = 0
+            let p = lua_tolstring(L, i, &length)!
+            p.withMemoryRebound(to: UInt8.self, capacity: length) { appendJSONString(UnsafeBufferPointer(start: $0, count: length), into: &out) }
         case LUA_TTABLE:
             guard depth < 128 else { throw LuaError.host("cannot encode a table nested deeper than 128 levels (a cycle?)") }
             guard stack.ensure(4) else { throw LuaError.host("stack overflow while encoding JSON") }
@@ -32,48 +35,58 @@ extension ScriptGeneration {
                 try appendArray(t, count: stack.rawLength(t), stack, into: &out, depth: depth)
                 return
             }
-            // One pass to classify the keys: 1...n integers make an array, otherwise an object.
-            var stringKeys: [String] = []
-            var integerCount = 0
-            var maxInteger: Int64 = 0
+            // One pass: each value is encoded once into `scratch`; keys 1…n make an array, any
+            // other keys an object with sorted keys (integer keys then become strings).
+            struct Member {
+                var key: UnsafeBufferPointer<UInt8>?
+                var index: Int64
+                var value: Range<Int>
+            }
+            var members: [Member] = []
+            var scratch: [UInt8] = []
+            var onlyIndices = true
             lua_pushnil(L)
             while lua_next(L, t) != 0 {
+                let start = scratch.count
+                try appendJSON(at: -1, stack, into: &scratch, depth: depth + 1)
                 stack.pop()
                 if lua_type(L, -1) == LUA_TNUMBER, lua_isinteger(L, -1) != 0 {
-                    integerCount += 1
-                    maxInteger = max(maxInteger, lua_tointegerx(L, -1, nil))
+                    members.append(Member(key: nil, index: lua_tointegerx(L, -1, nil), value: start..<scratch.count))
                 } else if lua_type(L, -1) == LUA_TSTRING {
-                    stringKeys.append(stack.string(at: -1) ?? "")
+                    var length = 0
+                    let p = lua_tolstring(L, -1, &length)!
+                    let key = p.withMemoryRebound(to: UInt8.self, capacity: length) { UnsafeBufferPointer(start: $0, count: length) }
+                    members.append(Member(key: key, index: 0, value: start..<scratch.count))
+                    onlyIndices = false
                 } else {
                     let type = stack.typeName(at: -1)
                     lua_settop(L, t)
                     throw LuaError.host("cannot encode a table with \(type) keys as JSON")
                 }
             }
-            if stringKeys.isEmpty && integerCount > 0 && maxInteger == Int64(integerCount) {
-                try appendArray(t, count: integerCount, stack, into: &out, depth: depth)
-                return
-            }
-            if integerCount > 0 {
-                // A sparse or mixed table: integer keys become strings, as in any JSON object.
-                lua_pushnil(L)
-                while lua_next(L, t) != 0 {
-                    stack.pop()
-                    if lua_type(L, -1) == LUA_TNUMBER { stringKeys.append(String(lua_tointegerx(L, -1, nil))) }
+            if onlyIndices && !members.isEmpty {
+                members.sort { $0.index < $1.index }
+                if members.first?.index == 1 && members.last?.index == Int64(members.count) {
+                    out.append(UInt8(ascii: "["))
+                    for (n, m) in members.enumerated() {
+                        if n > 0 { out.append(UInt8(ascii: ",")) }
+                        out.append(contentsOf: scratch[m.value])
+                    }
+                    out.append(UInt8(ascii: "]"))
+                    return
                 }
             }
-            stringKeys.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            // Integer keys of a sparse or mixed table are written as strings.
+            var names: [[UInt8]] = []
+            names.reserveCapacity(members.count)
+            for m in members { names.append(m.key.map { Array($0) } ?? Array(String(m.index).utf8)) }
+            let order = members.indices.sorted { names[$0].lexicographicallyPrecedes(names[$1]) }
             out.append(UInt8(ascii: "{"))
-            for (n, key) in stringKeys.enumerated() {
+            for (n, index) in order.enumerated() {
                 if n > 0 { out.append(UInt8(ascii: ",")) }
-                JSONValue.encodeString(key, into: &out)
+                names[index].withUnsafeBufferPointer { appendJSONString($0, into: &out) }
                 out.append(UInt8(ascii: ":"))
-                if stack.getField(t, key) == LUA_TNIL, let k = Int64(key) {
-                    stack.pop()
-                    stack.getIndex(t, k)
-                }
-                defer { stack.pop() }
-                try appendJSON(at: -1, stack, into: &out, depth: depth + 1)
+                out.append(contentsOf: scratch[members[index].value])
             }
             out.append(UInt8(ascii: "}"))
         default:
@@ -99,4 +112,21 @@ extension ScriptGeneration {
         try appendJSON(at: i, stack, into: &out)
         return out
     }
+}
+
+/// Writes Lua string bytes as a JSON string literal. Valid UTF-8 is copied as is (quotes,
+/// backslashes and control characters escaped); invalid UTF-8 is repaired, as JSON is text.
+func appendJSONString(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+    var plain = true
+    for c in bytes where c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c >= 0x80 {
+        plain = false
+        break
+    }
+    if plain {
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: bytes)
+        out.append(UInt8(ascii: "\""))
+        return
+    }
+    JSONValue.encodeString(String(decoding: bytes, as: UTF8.self), into: &out)
 }
