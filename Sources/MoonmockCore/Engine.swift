@@ -125,6 +125,7 @@ public final class Engine: Sendable {
     }
 
     private func route(_ request: MockRequest, in set: RuleSet, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
+        if set.rules.isEmpty { return nil }
         for index in set.candidates(for: request) {
             let rule = set.rules[index]
             guard let params = rule.pattern.match(request),

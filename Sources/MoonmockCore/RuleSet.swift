@@ -43,8 +43,8 @@ public final class RuleSet: Sendable {
         let path = request.pathSegments
         let operation = { () -> String? in request.graphQLOperationName }
         var out: [Int] = []
-        byMethod[request.method]?.collect(path, operation, into: &out)
-        anyMethod.collect(path, operation, into: &out)
+        if !byMethod.isEmpty { byMethod[request.method]?.collect(path, operation, into: &out) }
+        if !anyMethod.isEmpty { anyMethod.collect(path, operation, into: &out) }
         order(&out)
         if request.method == "HEAD", let get = byMethod["GET"] {
             var fallback: [Int] = []
@@ -81,8 +81,10 @@ final class RouteTrie: @unchecked Sendable {
     }
 
     private let root = Node()
+    private(set) var isEmpty = true
 
     func insert(_ segments: [RoutePattern.Segment], _ index: Int, operation: String?) {
+        isEmpty = false
         var node = root
         for segment in segments {
             switch segment {
@@ -113,15 +115,15 @@ final class RouteTrie: @unchecked Sendable {
     }
 
     private func walk(_ node: Node, _ path: [String], _ i: Int, _ operation: () -> String?, _ out: inout [Int]) {
-        out.append(contentsOf: node.rest)
+        if !node.rest.isEmpty { out.append(contentsOf: node.rest) }
         if i == path.count {
-            out.append(contentsOf: node.terminal)
+            if !node.terminal.isEmpty { out.append(contentsOf: node.terminal) }
             if !node.operations.isEmpty, let op = operation(), let rules = node.operations[op] {
                 out.append(contentsOf: rules)
             }
             return
         }
-        if let next = node.literals[path[i]] { walk(next, path, i + 1, operation, &out) }
+        if !node.literals.isEmpty, let next = node.literals[path[i]] { walk(next, path, i + 1, operation, &out) }
         if let next = node.parameter { walk(next, path, i + 1, operation, &out) }
     }
 }
