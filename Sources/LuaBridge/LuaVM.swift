@@ -34,10 +34,10 @@ public final class LuaVM {
     /// process-level `os` calls, `string.dump`, binary chunks in `load`; the string
     /// metatable is locked.
     public init(limits: LuaLimits = LuaLimits(), sandboxed: Bool = true) throws {
-        allocState = .allocate(capacity: 1)
-        allocState.initialize(to: mm_alloc_state(used: 0, limit: 0, peak: 0, enforcing: 0, over_limit: 0, budget_hit: 0))
+        guard let created = mm_alloc_state_create() else { throw LuaError.memory("cannot create a Lua state") }
+        allocState = created
         guard let L = mm_newstate(allocState) else {
-            allocState.deallocate()
+            mm_alloc_state_destroy(allocState)
             throw LuaError.memory("cannot create a Lua state")
         }
         state = L
@@ -52,7 +52,7 @@ public final class LuaVM {
 
     deinit {
         lua_close(state)
-        allocState.deallocate()
+        mm_alloc_state_destroy(allocState)
     }
 
     /// The Lua release this VM runs, e.g. `"Lua 5.4.4"`.

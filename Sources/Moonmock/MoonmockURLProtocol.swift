@@ -219,7 +219,7 @@ struct Unchecked<T>: @unchecked Sendable {
 extension MockRequest {
     /// The request as the engine sees it; the body comes from `httpBody`, else from
     /// `httpBodyStream` (Apple platforms move bodies there).
-    init(_ request: URLRequest) {
+    package init(_ request: URLRequest) {
         var headers = HTTPHeaders()
         for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) { headers.add(name, value) }
         var body = request.httpBody.map { [UInt8]($0) } ?? []

@@ -8,9 +8,10 @@ enum Bench {
     static func main(_ arguments: [String]) async -> Int32 {
         switch arguments.first {
         case "engine": return EngineBench.run(Array(arguments.dropFirst()))
+        case "cold": return ColdBench.run(Array(arguments.dropFirst()))
         case "inprocess": return await InProcessBench.run(Array(arguments.dropFirst()))
         default:
-            FileHandle.standardError.write(Data("usage: MoonmockBench engine|inprocess [options]\n".utf8))
+            FileHandle.standardError.write(Data("usage: MoonmockBench engine|cold|inprocess [options]\n".utf8))
             return 64
         }
     }

@@ -174,7 +174,7 @@ public final class Engine: Sendable {
             parts.append((sub, routed))
         }
         var bodies: [JSONValue] = []
-        var combined = MockResponse(status: 200, headers: ["Content-Type": "application/json"])
+        var combined = MockResponse(status: 200, headers: .json)
         var longest: (delay: DelaySpec, ms: Double)?
         for (sub, routed) in parts {
             let r = routed.response

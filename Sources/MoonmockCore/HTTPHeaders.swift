@@ -13,6 +13,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
 
+    /// `Content-Type: application/json`, built once: copies share its storage.
+    public static let json: HTTPHeaders = ["Content-Type": "application/json"]
+
     public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
         a.fields.elementsEqual(b.fields) { $0.name == $1.name && $0.value == $1.value }
     }

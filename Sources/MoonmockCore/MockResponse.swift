@@ -26,7 +26,7 @@ public struct MockResponse: Sendable, Equatable {
 
     /// A JSON response (`application/json`).
     public static func json(_ value: JSONValue, status: Int = 200) -> MockResponse {
-        MockResponse(status: status, headers: ["Content-Type": "application/json"], body: value.encoded())
+        MockResponse(status: status, headers: .json, body: value.encoded())
     }
 
     /// A `text/plain; charset=utf-8` response.

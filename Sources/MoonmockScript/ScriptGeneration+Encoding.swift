@@ -35,62 +35,84 @@ extension ScriptGeneration {
                 try appendArray(t, count: stack.rawLength(t), stack, into: &out, depth: depth)
                 return
             }
-            // One pass: each value is encoded once into `scratch`; keys 1…n make an array, any
-            // other keys an object with sorted keys (integer keys then become strings).
-            struct Member {
-                var key: UnsafeBufferPointer<UInt8>?
-                var index: Int64
-                var value: Range<Int>
+            try appendTable(t, stack, into: &out, depth: depth)
+        default:
+            throw LuaError.host("cannot encode a \(stack.typeName(at: i)) as JSON")
+        }
+    }
+
+    /// A key of a table being encoded: a copy of it sits in stack slot `slot`.
+    private struct Key {
+        var slot: Int32
+        var index: Int64
+        var bytes: UnsafeBufferPointer<UInt8>?
+    }
+
+    /// Keys 1…n make an array, any other keys an object with sorted keys (integer keys then
+    /// become strings). The keys are copied onto the stack while the table is walked, sorted
+    /// by their bytes, and each value is encoded straight into `out`: no buffer per table.
+    private func appendTable(_ t: Int32, _ stack: LuaStack, into out: inout [UInt8], depth: Int) throws {
+        let L = stack.L
+        let base = stack.top
+        defer { lua_settop(L, base) }
+        var count = 0
+        lua_pushnil(L)
+        while lua_next(L, t) != 0 {
+            stack.pop()
+            let type = lua_type(L, -1)
+            guard type == LUA_TSTRING || (type == LUA_TNUMBER && lua_isinteger(L, -1) != 0) else {
+                throw LuaError.host("cannot encode a table with \(stack.typeName(at: -1)) keys as JSON")
             }
-            var members: [Member] = []
-            var scratch: [UInt8] = []
+            count += 1
+            guard stack.ensure(4) else { throw LuaError.host("table too large to encode as JSON") }
+            lua_pushvalue(L, -1)   // the copy drives lua_next; the original stays in its slot
+        }
+        if count == 0 {
+            out += [UInt8(ascii: "{"), UInt8(ascii: "}")]
+            return
+        }
+        try withUnsafeTemporaryAllocation(of: Key.self, capacity: count) { buffer in
+            var keys = buffer
             var onlyIndices = true
-            lua_pushnil(L)
-            while lua_next(L, t) != 0 {
-                let start = scratch.count
-                try appendJSON(at: -1, stack, into: &scratch, depth: depth + 1)
-                stack.pop()
-                if lua_type(L, -1) == LUA_TNUMBER, lua_isinteger(L, -1) != 0 {
-                    members.append(Member(key: nil, index: lua_tointegerx(L, -1, nil), value: start..<scratch.count))
-                } else if lua_type(L, -1) == LUA_TSTRING {
-                    var length = 0
-                    let p = lua_tolstring(L, -1, &length)!
-                    let key = p.withMemoryRebound(to: UInt8.self, capacity: length) { UnsafeBufferPointer(start: $0, count: length) }
-                    members.append(Member(key: key, index: 0, value: start..<scratch.count))
-                    onlyIndices = false
+            for n in 0..<count {
+                let slot = base + 1 + Int32(n)
+                if lua_type(L, slot) == LUA_TNUMBER {
+                    keys.initializeElement(at: n, to: Key(slot: slot, index: lua_tointegerx(L, slot, nil), bytes: nil))
                 } else {
-                    let type = stack.typeName(at: -1)
-                    lua_settop(L, t)
-                    throw LuaError.host("cannot encode a table with \(type) keys as JSON")
+                    var length = 0
+                    let p = lua_tolstring(L, slot, &length)!
+                    let bytes = p.withMemoryRebound(to: UInt8.self, capacity: length) { UnsafeBufferPointer(start: $0, count: length) }
+                    keys.initializeElement(at: n, to: Key(slot: slot, index: 0, bytes: bytes))
+                    onlyIndices = false
                 }
             }
-            if onlyIndices && !members.isEmpty {
-                members.sort { $0.index < $1.index }
-                if members.first?.index == 1 && members.last?.index == Int64(members.count) {
-                    out.append(UInt8(ascii: "["))
-                    for (n, m) in members.enumerated() {
-                        if n > 0 { out.append(UInt8(ascii: ",")) }
-                        out.append(contentsOf: scratch[m.value])
-                    }
-                    out.append(UInt8(ascii: "]"))
+            if onlyIndices {
+                keys.sort { $0.index < $1.index }
+                if keys[0].index == 1 && keys[count - 1].index == Int64(count) {
+                    try appendArray(t, count: count, stack, into: &out, depth: depth)
                     return
                 }
             }
-            // Integer keys of a sparse or mixed table are written as strings.
-            var names: [[UInt8]] = []
-            names.reserveCapacity(members.count)
-            for m in members { names.append(m.key.map { Array($0) } ?? Array(String(m.index).utf8)) }
-            let order = members.indices.sorted { names[$0].lexicographicallyPrecedes(names[$1]) }
+            // Integer keys of a sparse or mixed table are written as strings: rare, so they
+            // pay for a String each.
+            var names: [Int32: [UInt8]] = [:]
+            for key in keys where key.bytes == nil { names[key.slot] = Array(String(key.index).utf8) }
+            func withName<R>(_ key: Key, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+                if let bytes = key.bytes { return body(bytes) }
+                return names[key.slot]!.withUnsafeBufferPointer(body)
+            }
+            keys.sort { a, b in withName(a) { x in withName(b) { y in x.lexicographicallyPrecedes(y) } } }
             out.append(UInt8(ascii: "{"))
-            for (n, index) in order.enumerated() {
+            for n in 0..<count {
                 if n > 0 { out.append(UInt8(ascii: ",")) }
-                names[index].withUnsafeBufferPointer { appendJSONString($0, into: &out) }
+                withName(keys[n]) { appendJSONString($0, into: &out) }
                 out.append(UInt8(ascii: ":"))
-                out.append(contentsOf: scratch[members[index].value])
+                lua_pushvalue(L, keys[n].slot)
+                lua_rawget(L, t)
+                try appendJSON(at: -1, stack, into: &out, depth: depth + 1)
+                stack.pop()
             }
             out.append(UInt8(ascii: "}"))
-        default:
-            throw LuaError.host("cannot encode a \(stack.typeName(at: i)) as JSON")
         }
     }
 

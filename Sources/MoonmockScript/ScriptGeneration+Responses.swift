@@ -17,7 +17,7 @@ extension ScriptGeneration {
             let t = stack.absolute(i)
             if hasMetatable(t, refs.resp, stack) { return try responseValue(t, stack) }
             let body = try encodeJSON(at: t, stack)
-            return .fixed(MockResponse(status: 200, headers: ["Content-Type": "application/json"], body: body), explicitStatus: false)
+            return .fixed(MockResponse(status: 200, headers: .json, body: body), explicitStatus: false)
         default:
             throw LuaError.host("a handler must return a table, a string, a mock.* response or nil, not a \(stack.typeName(at: i))")
         }

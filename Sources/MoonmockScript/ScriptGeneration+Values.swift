@@ -62,12 +62,14 @@ extension ScriptGeneration {
         _ = stack.ensure(6)
         stack.newTable(hash: 8)
         let t = stack.top
-        stack.push(r.method); stack.setField(t, "method")
-        stack.push(r.path); stack.setField(t, "path")
-        stack.push(r.id); stack.setField(t, "id")
+        // lua_setfield with a constant C string hits Lua's string cache (keyed by the pointer)
+        // instead of hashing the key; the fresh table has no metatable yet, so it is a raw set.
+        stack.push(r.method); lua_setfield(stack.L, t, "method")
+        stack.push(r.path); lua_setfield(stack.L, t, "path")
+        stack.push(r.id); lua_setfield(stack.L, t, "id")
         stack.newTable(hash: Int32(context.params.count))
         for (k, v) in context.params { stack.push(v); stack.setField(-2, k) }
-        stack.setField(t, "params")
+        lua_setfield(stack.L, t, "params")
         lua_rawgeti(stack.L, mm_registryindex(), lua_Integer(refs.requestMeta))
         lua_setmetatable(stack.L, t)
     }

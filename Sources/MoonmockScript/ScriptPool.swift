@@ -16,15 +16,24 @@ import Synchronization
 /// ```
 public final class ScriptPool: Sendable {
     public let generations: [ScriptGeneration]
-    private let free: Mutex<[Int]>
+    private let slots: Mutex<Slots>
     private let available: DispatchSemaphore
+
+    /// Which VMs are in use, and the VM each thread used last. A thread keeps to its VM while
+    /// it is free, so that the VM's heap stays in that thread's core cache instead of moving
+    /// between cores with every request.
+    private struct Slots {
+        var busy: [Bool]
+        var preferred: [UInt: Int] = [:]
+        var assigned = 0
+    }
 
     /// The first VM's generation: its rules, dependencies and load logs stand for the pool.
     public var primary: ScriptGeneration { generations[0] }
 
     private init(_ generations: [ScriptGeneration]) {
         self.generations = generations
-        free = Mutex(Array(generations.indices))
+        slots = Mutex(Slots(busy: Array(repeating: false, count: generations.count)))
         available = DispatchSemaphore(value: generations.count)
     }
 
@@ -58,9 +67,23 @@ public final class ScriptPool: Sendable {
     /// Runs `body` with a generation no other request is using.
     private func withFreeVM<T>(_ body: (ScriptGeneration) throws -> T) rethrows -> T {
         available.wait()
-        let index = free.withLock { $0.removeLast() }
+        let thread = UInt(pthread_self())   // pthread_t is an integer on Linux
+        let index = slots.withLock { s in
+            let wanted: Int
+            if let p = s.preferred[thread] {
+                wanted = p
+            } else {
+                wanted = s.assigned % s.busy.count
+                s.assigned += 1
+                if s.preferred.count < 1024 { s.preferred[thread] = wanted }
+            }
+            // The semaphore guarantees that some VM is free.
+            let i = s.busy[wanted] ? s.busy.firstIndex(of: false)! : wanted
+            s.busy[i] = true
+            return i
+        }
         defer {
-            free.withLock { $0.append(index) }
+            slots.withLock { $0.busy[index] = false }
             available.signal()
         }
         return try body(generations[index])

@@ -100,6 +100,39 @@ struct LuaVMTests {
         #expect(try vm.evaluate("return #string.rep('y', 1000)") == [.integer(1000)])
     }
 
+    @Test("blocks of every size keep their contents as they grow, shrink and are reused")
+    func allocatorSizes() throws {
+        let vm = try LuaVM(limits: LuaLimits(instructions: 0, memoryBytes: 64 << 20))
+        let before = vm.memoryInUse
+        // Strings of 1…2000 bytes cross every pool size class and the malloc boundary; tables
+        // grown one element at a time reallocate from class to class and out of the pool.
+        let script = """
+            local strings, tables = {}, {}
+            for n = 1, 2000 do strings[n] = string.rep(string.char(65 + n % 26), n) end
+            for k = 1, 200 do
+              local t = {}
+              for i = 1, k do t[i] = i * k end
+              tables[k] = t
+            end
+            local sum = 0
+            for n = 1, 2000 do
+              local s = strings[n]
+              if #s ~= n or s:byte(1) ~= 65 + n % 26 or s:byte(n) ~= 65 + n % 26 then error("string " .. n .. " changed") end
+            end
+            for k = 1, 200 do
+              local t = tables[k]
+              for i = 1, k do sum = sum + t[i] end
+              for i = k, 1, -1 do t[i] = nil end   -- shrink again
+            end
+            return sum
+            """
+        // sum over k of k * k(k+1)/2
+        let expected = (1...200).reduce(0) { $0 + $1 * $1 * ($1 + 1) / 2 }
+        for _ in 0..<3 { #expect(try vm.evaluate(script) == [.integer(Int64(expected))]) }
+        vm.collectGarbage()
+        #expect(vm.memoryInUse < before + (256 << 10))
+    }
+
     @Test("a Swift function allocating past the ceiling fails in C, not with a longjmp through Swift")
     func hostAllocationPastCeiling() throws {
         let vm = try LuaVM(limits: LuaLimits(instructions: 0, memoryBytes: 4 << 20))

@@ -54,7 +54,15 @@ struct ServicesTests {
           return { int = math.type(v.i), float = math.type(v.f), null = v.n == mock.null, empty = mock.json.encode(v.e) }
         end)
         mock.get("/bad", function() return mock.json.encode({ f = function() end }) end)
+        mock.get("/keys", function()
+          return { sparse = { [1] = "a", [3] = "c" }, mixed = { "first", k = "v", [10] = "ten" }, list = { 3, 2, 1 } }
+        end)
+        mock.get("/badkey", function() return { [true] = 1 } end)
         """)
+        #expect(engine.send("GET", "/keys").text
+            == #"{"list":[3,2,1],"mixed":{"1":"first","10":"ten","k":"v"},"sparse":{"1":"a","3":"c"}}"#)
+        let badKey = engine.send("GET", "/badkey")
+        #expect(badKey.status == 500 && badKey.text.contains("cannot encode a table with boolean keys as JSON"))
         #expect(engine.send("GET", "/enc").text == #"{"a":2.0,"e":[],"m":[null,true],"o":{},"z":1}"#)
         let nul = #"{"k":"a\u0000b","list":[],"nested":{"x":[1,{"y":null}]}}"#
         #expect(engine.send("POST", "/round", body: nul).text == nul)
