@@ -16,8 +16,8 @@ extension JSONValue {
     public func encode(into out: inout [UInt8]) {
         switch self {
         case .null: out.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
-        case .bool(let b): out.append(contentsOf: Array((b ? "true" : "false").utf8))
-        case .integer(let i): out.append(contentsOf: Array(String(i).utf8))
+        case .bool(let b): b ? (out += [0x74, 0x72, 0x75, 0x65]) : (out += [0x66, 0x61, 0x6C, 0x73, 0x65])
+        case .integer(let i): JSONValue.appendDecimal(i, into: &out)
         case .double(let d): out.append(contentsOf: Array(JSONValue.format(d).utf8))
         case .string(let s): JSONValue.encodeString(s, into: &out)
         case .array(let a):
@@ -70,5 +70,20 @@ extension JSONValue {
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes the decimal digits of `value` without building a String.
+    static func appendDecimal(_ value: Int64, into out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var n = 20
+            repeat {
+                n -= 1
+                digits[n] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[n...]))
+        }
     }
 }

@@ -43,19 +43,29 @@ public struct MockRequest: Sendable {
 
     /// Splits `host[:port]`, handling bracketed IPv6 literals and dropping `user@`.
     static func splitHostPort(_ authority: Substring) -> (String, Int?) {
-        var b = Array(authority.utf8)[...]
-        if let at = b.lastIndex(of: UInt8(ascii: "@")) { b = b[(at + 1)...] }
-        var hostEnd = b.endIndex
-        var portStart: Int?
-        if b.first == UInt8(ascii: "["), let close = b.firstIndex(of: UInt8(ascii: "]")) {
-            hostEnd = close + 1
-            if hostEnd < b.endIndex, b[hostEnd] == UInt8(ascii: ":") { portStart = hostEnd + 1 }
-        } else if let colon = b.lastIndex(of: UInt8(ascii: ":")) {
-            hostEnd = colon
-            portStart = colon + 1
+        var authority = authority
+        return authority.withUTF8 { all in
+            var b = all[...]
+            if let at = b.lastIndex(of: UInt8(ascii: "@")) { b = b[(at + 1)...] }
+            var hostEnd = b.endIndex
+            var portStart: Int?
+            if b.first == UInt8(ascii: "["), let close = b.firstIndex(of: UInt8(ascii: "]")) {
+                hostEnd = close + 1
+                if hostEnd < b.endIndex, b[hostEnd] == UInt8(ascii: ":") { portStart = hostEnd + 1 }
+            } else if let colon = b.lastIndex(of: UInt8(ascii: ":")) {
+                hostEnd = colon
+                portStart = colon + 1
+            }
+            let hostBytes = UnsafeBufferPointer(rebasing: b[b.startIndex..<hostEnd])
+            let host = hostBytes.contains(where: { $0 >= 0x41 && $0 <= 0x5A })
+                ? String(decoding: hostBytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+                : String(decoding: hostBytes, as: UTF8.self)
+            guard let portStart else { return (host, nil) }
+            // Digits only, as in a URL; more than 9 digits is no port.
+            let digits = b[portStart...]
+            guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return (host, nil) }
+            return (host, digits.reduce(0) { $0 * 10 + Int($1 - 0x30) })
         }
-        let host = String(decoding: b[b.startIndex..<hostEnd], as: UTF8.self).asciiLowercased
-        return (host, portStart.flatMap { Int(String(decoding: b[$0...], as: UTF8.self)) })
     }
 
     /// A copy whose body is cut to `limit` bytes (for the journal).

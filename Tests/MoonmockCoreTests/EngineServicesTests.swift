@@ -121,6 +121,10 @@ struct EngineServicesTests {
         #expect(r.url == "http://example.com:8080/a%20b/c?x=1&x=2&flag&y=%C3%A9")
         let origin = request("GET", "/p?q", headers: ["Host": "api.test:9000"])
         #expect(origin.host == "api.test" && origin.port == 9000 && origin.path == "/p")
+        let v6 = request("GET", "http://user:pw@[::1]:81/x")
+        #expect(v6.host == "[::1]" && v6.port == 81)
+        let badPort = request("GET", "/x", headers: ["Host": "h:8x"])
+        #expect(badPort.host == "h" && badPort.port == nil)
     }
 }
 

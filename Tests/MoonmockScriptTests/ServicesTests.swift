@@ -55,12 +55,12 @@ struct ServicesTests {
         end)
         mock.get("/bad", function() return mock.json.encode({ f = function() end }) end)
         mock.get("/keys", function()
-          return { sparse = { [1] = "a", [3] = "c" }, mixed = { "first", k = "v", [10] = "ten" }, list = { 3, 2, 1 } }
+          return { sparse = { [1] = "a", [3] = "c" }, mixed = { "first", k = "v", [10] = "ten" }, list = { 3, -20, 0, math.mininteger } }
         end)
         mock.get("/badkey", function() return { [true] = 1 } end)
         """)
         #expect(engine.send("GET", "/keys").text
-            == #"{"list":[3,2,1],"mixed":{"1":"first","10":"ten","k":"v"},"sparse":{"1":"a","3":"c"}}"#)
+            == #"{"list":[3,-20,0,-9223372036854775808],"mixed":{"1":"first","10":"ten","k":"v"},"sparse":{"1":"a","3":"c"}}"#)
         let badKey = engine.send("GET", "/badkey")
         #expect(badKey.status == 500 && badKey.text.contains("cannot encode a table with boolean keys as JSON"))
         #expect(engine.send("GET", "/enc").text == #"{"a":2.0,"e":[],"m":[null,true],"o":{},"z":1}"#)
