@@ -221,7 +221,14 @@ extension MockRequest {
     /// `httpBodyStream` (Apple platforms move bodies there).
     package init(_ request: URLRequest) {
         var headers = HTTPHeaders()
-        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) { headers.add(name, value) }
+        if let fields = request.allHTTPHeaderFields, !fields.isEmpty {
+            // Sorted so that the journal shows them in the same order every run.
+            if fields.count == 1 {
+                for (name, value) in fields { headers.add(name, value) }
+            } else {
+                for (name, value) in fields.sorted(by: { $0.key < $1.key }) { headers.add(name, value) }
+            }
+        }
         var body = request.httpBody.map { [UInt8]($0) } ?? []
         if body.isEmpty, let stream = request.httpBodyStream {
             stream.open()
