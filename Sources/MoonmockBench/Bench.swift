@@ -28,16 +28,8 @@ enum EngineBench {
     }
 
     static func run(_ arguments: [String]) -> Int32 {
-        var seconds = 0.4
-        var rounds = 3
-        var i = 0
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--seconds": seconds = Double(arguments[i + 1]) ?? seconds; i += 2
-            case "--rounds": rounds = Int(arguments[i + 1]) ?? rounds; i += 2
-            default: i += 1
-            }
-        }
+        let seconds = arguments.option("--seconds", default: 0.4)
+        let rounds = arguments.option("--rounds", default: 3)
         let sizes = [10, 1_000, 10_000]
         let cases = [
             Case(name: "GET, Lua handler", request: MockRequest(method: "GET", url: "http://localhost/target/items/42"), expect: "GET /target/items/:id"),
@@ -127,5 +119,14 @@ enum EngineBench {
         lines.append("mock.graphql(\"GetTarget\", function(req) return { data = { user = { id = req.json.variables.id, name = \"Target\" } } } end)")
         lines.append("mock.get(\"/static/target\", mock.json({ ok = true }))")
         return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+extension [String] {
+    /// The value after `name` in the benchmark's arguments, or `fallback` when the flag is
+    /// absent, last, or not a `T`.
+    func option<T: LosslessStringConvertible>(_ name: String, default fallback: T) -> T {
+        guard let i = firstIndex(of: name), i + 1 < count, let value = T(self[i + 1]) else { return fallback }
+        return value
     }
 }

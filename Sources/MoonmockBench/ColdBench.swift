@@ -10,16 +10,8 @@ import MoonmockScript
 /// cache lines a request touches more than the instructions it runs.
 enum ColdBench {
     static func run(_ arguments: [String]) -> Int32 {
-        var evict = 4 << 20
-        var requests = 20_000
-        var i = 0
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--evict": evict = Int(arguments[i + 1]) ?? evict; i += 2
-            case "--requests": requests = Int(arguments[i + 1]) ?? requests; i += 2
-            default: i += 1
-            }
-        }
+        let evict = arguments.option("--evict", default: 4 << 20)
+        let requests = arguments.option("--requests", default: 20_000)
         let engine = Engine(journalCapacity: 1000)
         do { try engine.loadScript(file: "examples/bench/mocks.lua") } catch {
             print("cannot load examples/bench/mocks.lua: \(error)")

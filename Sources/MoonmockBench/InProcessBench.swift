@@ -10,20 +10,10 @@ import MoonmockCore
 /// requests, alternating rounds in one run.
 enum InProcessBench {
     static func run(_ arguments: [String]) async -> Int32 {
-        var requests = 3000
-        var rounds = 5
-        var script = "examples/bench/mocks.lua"
-        var kind = "ephemeral"
-        var i = 0
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--requests": requests = Int(arguments[i + 1]) ?? requests; i += 2
-            case "--rounds": rounds = Int(arguments[i + 1]) ?? rounds; i += 2
-            case "--script": script = arguments[i + 1]; i += 2
-            case "--session": kind = arguments[i + 1]; i += 2
-            default: i += 1
-            }
-        }
+        let requests = arguments.option("--requests", default: 3000)
+        let rounds = arguments.option("--rounds", default: 5)
+        let script = arguments.option("--script", default: "examples/bench/mocks.lua")
+        let kind = arguments.option("--session", default: "ephemeral")
         let moonmock: Moonmock
         do { moonmock = try Moonmock(script: URL(fileURLWithPath: script)) } catch {
             print("cannot load \(script): \(error)")
