@@ -126,9 +126,13 @@ public final class Engine: Sendable {
 
     private func route(_ request: MockRequest, in set: RuleSet, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
         if set.rules.isEmpty { return nil }
-        for index in set.candidates(for: request) {
+        return request.withPathSegments { path in route(request, path, in: set, &fellThrough) }
+    }
+
+    private func route(_ request: MockRequest, _ path: PathSegments, in set: RuleSet, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
+        for index in set.candidates(for: request, path) {
             let rule = set.rules[index]
-            guard let params = rule.pattern.match(request),
+            guard let params = rule.pattern.match(request, path),
                   rule.predicates.allSatisfy({ $0.check(request, params) == nil }),
                   rule.claim() else { continue }
             let context = RequestContext(request: request, params: params, rule: rule, state: state, environment: environment)

@@ -70,7 +70,33 @@ public struct RoutePattern: Sendable, Equatable, CustomStringConvertible {
     /// The parameters when `request` matches (path, and scheme/host/port when pinned), else `nil`.
     public func match(_ request: MockRequest) -> [String: String]? {
         guard originMatches(request) == nil else { return nil }
-        return matchPath(request.pathSegments)
+        return request.withPathSegments { matchPath($0) }
+    }
+
+    /// ``match(_:)`` with the request's segments already split (the engine splits them once).
+    func match(_ request: MockRequest, _ path: PathSegments) -> [String: String]? {
+        guard originMatches(request) == nil else { return nil }
+        return matchPath(path)
+    }
+
+    /// Matches segments read in place, building a `String` only for each parameter.
+    func matchPath(_ path: PathSegments) -> [String: String]? {
+        var params: [String: String] = [:]
+        var i = 0
+        for segment in segments {
+            switch segment {
+            case .literal(let s):
+                guard i < path.count, path.segment(i, equals: s) else { return nil }
+            case .parameter(let name):
+                guard i < path.count else { return nil }
+                params[name] = path.string(i)
+            case .rest(let name):
+                if !name.isEmpty { params[name] = path.joined(from: i) }
+                return params
+            }
+            i += 1
+        }
+        return i == path.count ? params : nil
     }
 
     /// `nil` when the pinned scheme/host/port accept the request, else the reason they do not.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An immutable, indexed list of rules. Lookup walks a trie of literal path segments per
 /// method, so its cost depends on the path's length, not on the number of rules.
 ///
@@ -8,7 +10,8 @@
 public final class RuleSet: Sendable {
     /// Rules in evaluation order before priorities apply.
     public let rules: [Rule]
-    private let byMethod: [String: RouteTrie]
+    /// One trie per method (a short list: compared, not hashed), and one for any-method rules.
+    private let byMethod: [(method: String, trie: RouteTrie)]
     private let anyMethod: RouteTrie
     private let hasPriorities: Bool
     /// What the rules' responders need alive (a script generation and its VM). The set keeps
@@ -18,35 +21,38 @@ public final class RuleSet: Sendable {
     public init(_ rules: [Rule], owner: (any AnyObject & Sendable)? = nil) {
         self.rules = rules
         self.owner = owner
-        var byMethod: [String: RouteTrie] = [:]
-        let any = RouteTrie()
+        var methods: [String: [RouteTrie.Entry]] = [:]
+        var any: [RouteTrie.Entry] = []
         for (index, rule) in rules.enumerated() {
-            if let m = rule.method {
-                let trie = byMethod[m] ?? RouteTrie()
-                trie.insert(rule.pattern.segments, index, operation: rule.graphQLOperation)
-                byMethod[m] = trie
-            } else {
-                any.insert(rule.pattern.segments, index, operation: rule.graphQLOperation)
-            }
+            let entry = (rule.pattern.segments, index, rule.graphQLOperation)
+            if let m = rule.method { methods[m, default: []].append(entry) } else { any.append(entry) }
         }
-        self.byMethod = byMethod
-        anyMethod = any
+        byMethod = methods.map { ($0.key, RouteTrie($0.value)) }.sorted { $0.method < $1.method }
+        anyMethod = RouteTrie(any)
         hasPriorities = rules.contains { $0.priority != 0 }
     }
 
     public static let empty = RuleSet([])
 
+    private func trie(_ method: String) -> RouteTrie? {
+        for entry in byMethod where entry.method == method { return entry.trie }
+        return nil
+    }
+
     /// Indices of rules whose method and path structure can match, in evaluation order:
     /// higher priority first, then registration order. HEAD requests try GET rules after
     /// every HEAD (and any-method) rule.
     func candidates(for request: MockRequest) -> [Int] {
-        let path = request.pathSegments
+        request.withPathSegments { candidates(for: request, $0) }
+    }
+
+    func candidates(for request: MockRequest, _ path: PathSegments) -> [Int] {
         let operation = { () -> String? in request.graphQLOperationName }
         var out: [Int] = []
-        if !byMethod.isEmpty { byMethod[request.method]?.collect(path, operation, into: &out) }
+        if !byMethod.isEmpty { trie(request.method)?.collect(path, operation, into: &out) }
         if !anyMethod.isEmpty { anyMethod.collect(path, operation, into: &out) }
         order(&out)
-        if request.method == "HEAD", let get = byMethod["GET"] {
+        if request.method == "HEAD", let get = trie("GET") {
             var fallback: [Int] = []
             get.collect(path, operation, into: &fallback)
             order(&fallback)
@@ -69,8 +75,12 @@ public final class RuleSet: Sendable {
     }
 }
 
-/// A trie over path segments. Built once, then read concurrently.
-final class RouteTrie: @unchecked Sendable {
+/// A trie over path segments, built once and then flattened into a few contiguous arrays
+/// (nodes, edges, the edges' bytes, rule indices) that are read concurrently. A lookup touches
+/// a handful of cache lines and hashes nothing: literal edges are sorted by length and bytes and
+/// binary-searched, so a node with thousands of literal children costs a dozen comparisons.
+struct RouteTrie: Sendable {
+    /// The builder's tree; discarded after ``init(_:)``.
     private final class Node {
         var literals: [String: Node] = [:]
         var parameter: Node?
@@ -80,13 +90,40 @@ final class RouteTrie: @unchecked Sendable {
         var rest: [Int] = []
     }
 
-    private let root = Node()
-    private(set) var isEmpty = true
+    private struct FlatNode {
+        var edges: Range<Int32> = 0..<0
+        var parameter: Int32 = -1
+        var terminal: Range<Int32> = 0..<0
+        var rest: Range<Int32> = 0..<0
+        /// Index into `operations`, or -1.
+        var operations: Int32 = -1
+    }
 
-    func insert(_ segments: [RoutePattern.Segment], _ index: Int, operation: String?) {
-        isEmpty = false
+    private struct Edge {
+        var text: Range<Int32>
+        var child: Int32
+    }
+
+    private var nodes: [FlatNode] = []
+    private var edges: [Edge] = []
+    private var text: [UInt8] = []
+    private var indices: [Int] = []
+    private var operations: [[String: [Int]]] = []
+
+    /// A rule to index: its path segments, its index in the set, its GraphQL operation.
+    typealias Entry = (segments: [RoutePattern.Segment], index: Int, operation: String?)
+
+    var isEmpty: Bool { nodes.count <= 1 && indices.isEmpty && operations.isEmpty }
+
+    init(_ entries: [Entry]) {
+        let root = Node()
+        for entry in entries { Self.insert(entry, into: root) }
+        _ = flatten(root)
+    }
+
+    private static func insert(_ entry: Entry, into root: Node) {
         var node = root
-        for segment in segments {
+        for segment in entry.segments {
             switch segment {
             case .literal(let s):
                 if let next = node.literals[s] { node = next } else {
@@ -97,33 +134,108 @@ final class RouteTrie: @unchecked Sendable {
                     let next = Node(); node.parameter = next; node = next
                 }
             case .rest:
-                node.rest.append(index)
+                node.rest.append(entry.index)
                 return
             }
         }
-        if let operation {
-            node.operations[operation, default: []].append(index)
+        if let operation = entry.operation {
+            node.operations[operation, default: []].append(entry.index)
         } else {
-            node.terminal.append(index)
+            node.terminal.append(entry.index)
         }
+    }
+
+    /// Appends `node` and its subtree; returns its index.
+    private mutating func flatten(_ node: Node) -> Int32 {
+        let me = Int32(nodes.count)
+        nodes.append(FlatNode())
+        var flat = FlatNode()
+        flat.terminal = append(node.terminal)
+        flat.rest = append(node.rest)
+        if !node.operations.isEmpty {
+            flat.operations = Int32(operations.count)
+            operations.append(node.operations)
+        }
+        let literals = node.literals.map { (Array($0.key.utf8), $0.value) }.sorted { Self.less($0.0[...], $1.0[...]) }
+        let firstEdge = Int32(edges.count)
+        for (bytes, _) in literals {
+            let start = Int32(text.count)
+            text.append(contentsOf: bytes)
+            edges.append(Edge(text: start..<Int32(text.count), child: -1))
+        }
+        flat.edges = firstEdge..<Int32(edges.count)
+        for (n, (_, child)) in literals.enumerated() { edges[Int(firstEdge) + n].child = flatten(child) }
+        if let parameter = node.parameter { flat.parameter = flatten(parameter) }
+        nodes[Int(me)] = flat
+        return me
+    }
+
+    private mutating func append(_ list: [Int]) -> Range<Int32> {
+        let start = Int32(indices.count)
+        indices.append(contentsOf: list)
+        return start..<Int32(indices.count)
+    }
+
+    /// The edge order: shorter first, then bytewise.
+    private static func less<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
+        if a.count != b.count { return a.count < b.count }
+        return a.lexicographicallyPrecedes(b)
     }
 
     /// Appends the rules that can match `path`; `operation` yields the request's GraphQL
     /// operation name and is only called when a node indexes operations.
-    func collect(_ path: [String], _ operation: () -> String?, into out: inout [Int]) {
-        walk(root, path, 0, operation, &out)
+    func collect(_ path: PathSegments, _ operation: () -> String?, into out: inout [Int]) {
+        if nodes.isEmpty { return }
+        text.withUnsafeBufferPointer { text in
+            edges.withUnsafeBufferPointer { edges in
+                nodes.withUnsafeBufferPointer { nodes in
+                    walk(0, path, 0, operation, &out, Tables(text: text, edges: edges, nodes: nodes))
+                }
+            }
+        }
     }
 
-    private func walk(_ node: Node, _ path: [String], _ i: Int, _ operation: () -> String?, _ out: inout [Int]) {
-        if !node.rest.isEmpty { out.append(contentsOf: node.rest) }
+    private struct Tables {
+        let text: UnsafeBufferPointer<UInt8>
+        let edges: UnsafeBufferPointer<Edge>
+        let nodes: UnsafeBufferPointer<FlatNode>
+    }
+
+    private func walk(_ n: Int32, _ path: PathSegments, _ i: Int, _ operation: () -> String?, _ out: inout [Int], _ t: Tables) {
+        let node = t.nodes[Int(n)]
+        if !node.rest.isEmpty { out.append(contentsOf: indices[Int(node.rest.lowerBound)..<Int(node.rest.upperBound)]) }
         if i == path.count {
-            if !node.terminal.isEmpty { out.append(contentsOf: node.terminal) }
-            if !node.operations.isEmpty, let op = operation(), let rules = node.operations[op] {
+            if !node.terminal.isEmpty {
+                out.append(contentsOf: indices[Int(node.terminal.lowerBound)..<Int(node.terminal.upperBound)])
+            }
+            if node.operations >= 0, let op = operation(), let rules = operations[Int(node.operations)][op] {
                 out.append(contentsOf: rules)
             }
             return
         }
-        if !node.literals.isEmpty, let next = node.literals[path[i]] { walk(next, path, i + 1, operation, &out) }
-        if let next = node.parameter { walk(next, path, i + 1, operation, &out) }
+        if !node.edges.isEmpty, let child = find(path[i], in: node.edges, t) { walk(child, path, i + 1, operation, &out, t) }
+        if node.parameter >= 0 { walk(node.parameter, path, i + 1, operation, &out, t) }
+    }
+
+    /// Binary search of `segment` among a node's sorted edges.
+    private func find(_ segment: UnsafeBufferPointer<UInt8>, in range: Range<Int32>, _ t: Tables) -> Int32? {
+        var low = Int(range.lowerBound), high = Int(range.upperBound)
+        while low < high {
+            let mid = (low + high) / 2
+            let edge = t.edges[mid]
+            let label = UnsafeBufferPointer(rebasing: t.text[Int(edge.text.lowerBound)..<Int(edge.text.upperBound)])
+            let order = Self.compare(label, segment)
+            if order == 0 { return edge.child }
+            if order < 0 { low = mid + 1 } else { high = mid }
+        }
+        return nil
+    }
+
+    /// -1, 0 or 1 in the edge order.
+    private static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+        if a.count != b.count { return a.count < b.count ? -1 : 1 }
+        if a.isEmpty { return 0 }
+        let c = memcmp(a.baseAddress!, b.baseAddress!, a.count)
+        return c == 0 ? 0 : (c < 0 ? -1 : 1)
     }
 }
