@@ -98,6 +98,23 @@ struct RoutingTests {
         #expect(engine.handle(request("GET", "http://h/catch/a/b")).ruleID == "catch")
     }
 
+    @Test("the trie finds every literal among many siblings of mixed lengths, encoded or not, and nothing else")
+    func manySiblings() throws {
+        let names = (0..<300).map { i in String(repeating: "s", count: i % 7 + 1) + "\(i)" } + ["caf\u{e9}", "a b", "x"]
+        var rules = try names.enumerated().map { n, name in
+            try rule("GET", "/api/" + name.addingPercentEncodingForTest + "/:id", id: "r\(n)") { _ in .text("") }
+        }
+        rules.append(try rule(nil, "/api/*rest", id: "fallback") { _ in .text("") })
+        let set = RuleSet(rules)
+        for (n, name) in names.enumerated() {
+            let req = request("GET", "http://h/api/" + name.addingPercentEncodingForTest + "/7")
+            #expect(set.candidates(for: req) == [n, names.count], "\(name)")
+        }
+        #expect(set.candidates(for: request("GET", "http://h/api/s1000/7")) == [names.count])
+        #expect(set.candidates(for: request("GET", "http://h//api//x//7")) == [names.count - 1, names.count])
+        #expect(try RoutePattern("/api/*rest").match(request("GET", "http://h/api//a//b%2Fc")) == ["rest": "a/b/c"])
+    }
+
     @Test("thousands of GraphQL operations on one path are indexed by operationName")
     func manyOperations() throws {
         var rules: [Rule] = []
@@ -128,5 +145,21 @@ struct RoutingTests {
         #expect(String(decoding: ex.response.body, as: UTF8.self).contains("mocks.lua:3: boom\nstack traceback:"))
         #expect(engine.journal.entries().last?.error?.contains("boom") == true)
         #expect(engine.handle(request("GET", "http://h/ok")).response.status == 200)
+    }
+}
+
+extension String {
+    /// Percent-encodes everything but unreserved characters (what a client sends in a path).
+    var addingPercentEncodingForTest: String {
+        var out = ""
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return out
     }
 }
