@@ -39,6 +39,13 @@ enum InProcessBench {
             }
         }
 
+        // `--only empty|moonmock`: one side alone, GraphQL with 8 in flight (for a profiler).
+        let only = arguments.option("--only", default: "")
+        if !only.isEmpty {
+            let time = await perRequest(only == "empty" ? baseline : mocked, graphql, requests, 8)
+            print("\(only) alone: \(String(format: "%.1f", time)) us per request")
+            return 0
+        }
         var times: [String: [Double]] = [:]
         for _ in 0..<rounds {
             for (name, request) in [("GET /users/:id", get), ("GraphQL GetUser", graphql)] {
