@@ -229,7 +229,8 @@ extension MockRequest {
                 for (name, value) in fields.sorted(by: { $0.key < $1.key }) { headers.add(name, value) }
             }
         }
-        var body = request.httpBody.map { [UInt8]($0) } ?? []
+        // Copied through a raw buffer (one memcpy): the generic Data-to-Array path goes byte by byte.
+        var body = request.httpBody.map { data in data.withUnsafeBytes { [UInt8]($0) } } ?? []
         if body.isEmpty, let stream = request.httpBodyStream {
             stream.open()
             defer { stream.close() }

@@ -44,28 +44,30 @@ public struct MockRequest: Sendable {
     /// Splits `host[:port]`, handling bracketed IPv6 literals and dropping `user@`.
     static func splitHostPort(_ authority: Substring) -> (String, Int?) {
         var authority = authority
-        return authority.withUTF8 { all in
-            var b = all[...]
-            if let at = b.lastIndex(of: UInt8(ascii: "@")) { b = b[(at + 1)...] }
-            var hostEnd = b.endIndex
-            var portStart: Int?
-            if b.first == UInt8(ascii: "["), let close = b.firstIndex(of: UInt8(ascii: "]")) {
-                hostEnd = close + 1
-                if hostEnd < b.endIndex, b[hostEnd] == UInt8(ascii: ":") { portStart = hostEnd + 1 }
-            } else if let colon = b.lastIndex(of: UInt8(ascii: ":")) {
-                hostEnd = colon
-                portStart = colon + 1
-            }
-            let hostBytes = UnsafeBufferPointer(rebasing: b[b.startIndex..<hostEnd])
-            let host = hostBytes.contains(where: { $0 >= 0x41 && $0 <= 0x5A })
-                ? String(decoding: hostBytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
-                : String(decoding: hostBytes, as: UTF8.self)
-            guard let portStart else { return (host, nil) }
-            // Digits only, as in a URL; more than 9 digits is no port.
-            let digits = b[portStart...]
-            guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return (host, nil) }
-            return (host, digits.reduce(0) { $0 * 10 + Int($1 - 0x30) })
+        return authority.withUTF8 { splitHostPort($0) }
+    }
+
+    static func splitHostPort(_ all: UnsafeBufferPointer<UInt8>) -> (String, Int?) {
+        var b = all[...]
+        if let at = b.lastIndex(of: UInt8(ascii: "@")) { b = b[(at + 1)...] }
+        var hostEnd = b.endIndex
+        var portStart: Int?
+        if b.first == UInt8(ascii: "["), let close = b.firstIndex(of: UInt8(ascii: "]")) {
+            hostEnd = close + 1
+            if hostEnd < b.endIndex, b[hostEnd] == UInt8(ascii: ":") { portStart = hostEnd + 1 }
+        } else if let colon = b.lastIndex(of: UInt8(ascii: ":")) {
+            hostEnd = colon
+            portStart = colon + 1
         }
+        let hostBytes = UnsafeBufferPointer(rebasing: b[b.startIndex..<hostEnd])
+        let host = hostBytes.contains(where: { $0 >= 0x41 && $0 <= 0x5A })
+            ? String(decoding: hostBytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+            : String(decoding: hostBytes, as: UTF8.self)
+        guard let portStart else { return (host, nil) }
+        // Digits only, as in a URL; more than 9 digits is no port.
+        let digits = b[portStart...]
+        guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return (host, nil) }
+        return (host, digits.reduce(0) { $0 * 10 + Int($1 - 0x30) })
     }
 
     /// A copy whose body is cut to `limit` bytes (for the journal).
@@ -213,37 +215,43 @@ public struct MockRequest: Sendable {
             self.method = method.asciiUppercased
             self.headers = headers
             self.body = body
-            // Byte-level parsing: this runs for every request of both transports.
-            let b = Array(url.utf8)
-            func text(_ r: Range<Int>) -> String { String(decoding: b[r], as: UTF8.self) }
-            var i = 0
-            var schemeEnd: Int?
-            while i + 2 < b.count, b[i] != UInt8(ascii: "/"), b[i] != UInt8(ascii: "?") {
-                if b[i] == UInt8(ascii: ":"), b[i + 1] == UInt8(ascii: "/"), b[i + 2] == UInt8(ascii: "/") { schemeEnd = i; break }
-                i += 1
+            // Byte-level parsing, in place: this runs for every request of both transports.
+            var url = url
+            let parts = url.withUTF8 { b -> (String, String, Int?, String?, String) in
+                func text(_ r: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self) }
+                var i = 0
+                var schemeEnd: Int?
+                while i + 2 < b.count, b[i] != UInt8(ascii: "/"), b[i] != UInt8(ascii: "?") {
+                    if b[i] == UInt8(ascii: ":"), b[i + 1] == UInt8(ascii: "/"), b[i + 2] == UInt8(ascii: "/") { schemeEnd = i; break }
+                    i += 1
+                }
+                var rest = 0
+                let scheme: String
+                let host: String
+                let port: Int?
+                if let schemeEnd {
+                    scheme = text(0..<schemeEnd).asciiLowercased
+                    let authorityStart = schemeEnd + 3
+                    var authorityEnd = authorityStart
+                    while authorityEnd < b.count, b[authorityEnd] != UInt8(ascii: "/"), b[authorityEnd] != UInt8(ascii: "?"),
+                          b[authorityEnd] != UInt8(ascii: "#") { authorityEnd += 1 }
+                    (host, port) = MockRequest.splitHostPort(UnsafeBufferPointer(rebasing: b[authorityStart..<authorityEnd]))
+                    rest = authorityEnd
+                } else {
+                    scheme = "http"
+                    (host, port) = MockRequest.splitHostPort(Substring(headers["host"] ?? "localhost"))
+                }
+                var end = b.count
+                if let hash = b[rest...].firstIndex(of: UInt8(ascii: "#")) { end = hash }
+                var rawQuery: String?
+                if let q = b[rest..<end].firstIndex(of: UInt8(ascii: "?")) {
+                    rawQuery = text((q + 1)..<end)
+                    end = q
+                }
+                return (scheme, host, port, rawQuery, rest < end ? text(rest..<end) : "/")
             }
-            var rest = 0
-            if let schemeEnd {
-                scheme = text(0..<schemeEnd).asciiLowercased
-                let authorityStart = schemeEnd + 3
-                var authorityEnd = authorityStart
-                while authorityEnd < b.count, b[authorityEnd] != UInt8(ascii: "/"), b[authorityEnd] != UInt8(ascii: "?"),
-                      b[authorityEnd] != UInt8(ascii: "#") { authorityEnd += 1 }
-                (host, port) = MockRequest.splitHostPort(Substring(text(authorityStart..<authorityEnd)))
-                rest = authorityEnd
-            } else {
-                scheme = "http"
-                (host, port) = MockRequest.splitHostPort(Substring(headers["host"] ?? "localhost"))
-            }
-            var end = b.count
-            if let hash = b[rest...].firstIndex(of: UInt8(ascii: "#")) { end = hash }
-            if let q = b[rest..<end].firstIndex(of: UInt8(ascii: "?")) {
-                rawQuery = text((q + 1)..<end)
-                end = q
-            } else {
-                rawQuery = nil
-            }
-            let p = rest < end ? text(rest..<end) : "/"
+            (scheme, host, port, rawQuery) = (parts.0, parts.1, parts.2, parts.3)
+            let p = parts.4
             path = p.utf8.first == UInt8(ascii: "/") ? p : "/" + p
         }
     }
