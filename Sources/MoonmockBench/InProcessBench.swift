@@ -24,6 +24,13 @@ enum InProcessBench {
         baselineConfiguration.protocolClasses = [ConstantProtocol.self]
         let baseline = URLSession(configuration: baselineConfiguration)
         let mocked = URLSession(configuration: moonmock.makeConfiguration(configuration()))
+        // `--calibrate US`: a third side, the empty protocol spending US microseconds of CPU in
+        // startLoading — what a given amount of work there costs through URLSession.
+        let calibrate = arguments.option("--calibrate", default: 0)
+        BusyProtocol.nanoseconds = UInt64(calibrate) * 1000
+        let busyConfiguration = configuration()
+        busyConfiguration.protocolClasses = [BusyProtocol.self]
+        let busy = URLSession(configuration: busyConfiguration)
 
         var get = URLRequest(url: URL(string: "http://api.example.com/users/7")!)
         get.httpMethod = "GET"
@@ -53,14 +60,16 @@ enum InProcessBench {
                     let label = "\(name) \(concurrency)"
                     // Interleave blocks of requests so that load from elsewhere on the machine hits
                     // both sides alike; each side's figure is its total time over its requests.
-                    var base = 0.0, mock = 0.0
+                    var base = 0.0, mock = 0.0, spent = 0.0
                     let blocks = max(1, requests / 100)
                     for _ in 0..<blocks {
                         base += await perRequest(baseline, request, 100, concurrency)
                         mock += await perRequest(mocked, request, 100, concurrency)
+                        if calibrate > 0 { spent += await perRequest(busy, request, 100, concurrency) }
                     }
                     times["empty protocol, " + label, default: []].append(base / Double(blocks))
                     times["Moonmock, " + label, default: []].append(mock / Double(blocks))
+                    times["busy protocol, " + label, default: []].append(spent / Double(blocks))
                 }
             }
         }
@@ -76,6 +85,11 @@ enum InProcessBench {
                 worst = max(worst, mock / base)
                 print(String(format: "  %-16@ %@   empty protocol %7.1f us   Moonmock %7.1f us   ratio %.3fx", name as NSString,
                              (concurrency == 1 ? "sequential " : "8 in flight") as NSString, base, mock, mock / base))
+                if calibrate > 0 {
+                    let spent = median(times["busy protocol, " + label]!)
+                    print(String(format: "  %-16@ %@   empty protocol + %d us of work %7.1f us   ratio %.3fx", name as NSString,
+                                 (concurrency == 1 ? "sequential " : "8 in flight") as NSString, calibrate, spent, spent / base))
+                }
             }
         }
         print(String(format: "worst ratio Moonmock/empty protocol: %.3fx (target <= 1.15x) %@", worst, worst <= 1.15 ? "PASS" : "FAIL"))
@@ -109,6 +123,24 @@ final class ConstantProtocol: URLProtocol {
                                        headerFields: ["Content-Type": "application/json", "Content-Length": String(Self.body.count)])!
         client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
         client?.urlProtocol(self, didLoad: Self.body)
+        client?.urlProtocolDidFinishLoading(self)
+    }
+    override func stopLoading() {}
+}
+
+/// The empty protocol spending a fixed amount of CPU before it answers (`--calibrate`).
+final class BusyProtocol: URLProtocol {
+    nonisolated(unsafe) static var nanoseconds: UInt64 = 0
+
+    override class func canInit(with request: URLRequest) -> Bool { true }
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+    override func startLoading() {
+        let start = DispatchTime.now().uptimeNanoseconds
+        while DispatchTime.now().uptimeNanoseconds - start < Self.nanoseconds {}
+        let response = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: "HTTP/1.1",
+                                       headerFields: ["Content-Type": "application/json", "Content-Length": String(ConstantProtocol.body.count)])!
+        client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+        client?.urlProtocol(self, didLoad: ConstantProtocol.body)
         client?.urlProtocolDidFinishLoading(self)
     }
     override func stopLoading() {}
