@@ -63,7 +63,11 @@ public struct RoutePattern: Sendable, Equatable, CustomStringConvertible {
             }
         }
         self.segments = segments
+        captures = segments.count { if case .literal = $0 { false } else { true } }
     }
+
+    /// How many parameters a match captures at most (the params dictionary is sized once).
+    private let captures: Int
 
     public var description: String { source }
 
@@ -81,7 +85,7 @@ public struct RoutePattern: Sendable, Equatable, CustomStringConvertible {
 
     /// Matches segments read in place, building a `String` only for each parameter.
     func matchPath(_ path: PathSegments) -> [String: String]? {
-        var params: [String: String] = [:]
+        var params = captures == 0 ? [:] : [String: String](minimumCapacity: captures)
         var i = 0
         for segment in segments {
             switch segment {

@@ -16,16 +16,15 @@ import Synchronization
 /// ```
 public final class ScriptPool: Sendable {
     public let generations: [ScriptGeneration]
-    private let slots: Mutex<Slots>
+    /// One flag per VM, claimed with a compare-and-swap: no lock on the request path.
+    private let busy: [Slot]
+    /// Counts free VMs; a request waits here only when every VM is busy.
     private let available: DispatchSemaphore
+    /// Round-robin start for threads that have no VM yet.
+    private let nextSlot = Atomic<Int>(0)
 
-    /// Which VMs are in use, and the VM each thread used last. A thread keeps to its VM while
-    /// it is free, so that the VM's heap stays in that thread's core cache instead of moving
-    /// between cores with every request.
-    private struct Slots {
-        var busy: [Bool]
-        var preferred: [UInt: Int] = [:]
-        var assigned = 0
+    private final class Slot: Sendable {
+        let taken = Atomic<Bool>(false)
     }
 
     /// The first VM's generation: its rules, dependencies and load logs stand for the pool.
@@ -33,7 +32,7 @@ public final class ScriptPool: Sendable {
 
     private init(_ generations: [ScriptGeneration]) {
         self.generations = generations
-        slots = Mutex(Slots(busy: Array(repeating: false, count: generations.count)))
+        busy = generations.map { _ in Slot() }
         available = DispatchSemaphore(value: generations.count)
     }
 
@@ -64,28 +63,40 @@ public final class ScriptPool: Sendable {
         return RuleSet(rules, owner: self)
     }
 
-    /// Runs `body` with a generation no other request is using.
+    /// Runs `body` with a generation no other request is using. A thread keeps to the VM it
+    /// used last while that VM is free, so that the VM's heap stays in that thread's core cache
+    /// instead of moving between cores with every request.
     private func withFreeVM<T>(_ body: (ScriptGeneration) throws -> T) rethrows -> T {
         available.wait()
-        let thread = UInt(pthread_self())   // pthread_t is an integer on Linux
-        let index = slots.withLock { s in
-            let wanted: Int
-            if let p = s.preferred[thread] {
-                wanted = p
-            } else {
-                wanted = s.assigned % s.busy.count
-                s.assigned += 1
-                if s.preferred.count < 1024 { s.preferred[thread] = wanted }
-            }
-            // The semaphore guarantees that some VM is free.
-            let i = s.busy[wanted] ? s.busy.firstIndex(of: false)! : wanted
-            s.busy[i] = true
-            return i
+        // The semaphore guarantees that some VM is free; another thread may take the one we try.
+        let count = busy.count
+        // Modulo: the thread may have used a VM of another, larger pool last.
+        let start = (PreferredSlot.get() ?? nextSlot.add(1, ordering: .relaxed).oldValue) % count
+        var index = start
+        while !busy[index].taken.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
+            index = (index + 1) % count
         }
+        if index != start || PreferredSlot.get() == nil { PreferredSlot.set(index) }
         defer {
-            slots.withLock { $0.busy[index] = false }
+            busy[index].taken.store(false, ordering: .releasing)
             available.signal()
         }
         return try body(generations[index])
     }
+}
+
+/// The VM index a thread used last, in a thread-specific slot (stored as index + 1).
+private enum PreferredSlot {
+    static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    static func get() -> Int? {
+        guard let raw = pthread_getspecific(key) else { return nil }
+        return Int(bitPattern: raw) - 1
+    }
+
+    static func set(_ index: Int) { pthread_setspecific(key, UnsafeRawPointer(bitPattern: index + 1)) }
 }

@@ -25,6 +25,39 @@ struct PoolTests {
         #expect(engine.journal.count(rule: "GET /n") == 300)
     }
 
+    @Test("each VM runs one request at a time while more requests than VMs arrive at once")
+    func exclusive() throws {
+        let folder = try ScriptFolder(["mocks.lua": """
+        local inside = false
+        mock.get("/x", function()
+          if inside then error("this VM is already running a request") end
+          inside = true
+          local s = 0
+          for i = 1, 20000 do s = s + i end
+          inside = false
+          return { sum = s }
+        end)
+        """])
+        let engine = Engine()
+        _ = try engine.loadScript(file: folder.path("mocks.lua"), vms: 2)
+        // Six threads of their own (more than the VMs, more than the cores), 70 requests each.
+        let results = LockedLines()
+        let done = DispatchGroup()
+        for _ in 0..<6 {
+            done.enter()
+            Thread {
+                for _ in 0..<70 {
+                    let r = engine.send("GET", "/x")
+                    results.append(r.status == 200 ? "ok" : r.text)
+                }
+                done.leave()
+            }.start()
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(results.all.count == 420)
+        #expect(results.all.filter { $0 != "ok" }.isEmpty, "\(Set(results.all.filter { $0 != "ok" }))")
+    }
+
     @Test("a script whose rules change from load to load is refused for several VMs")
     func nondeterministic() throws {
         let folder = try ScriptFolder(["mocks.lua": "if math.random() < 2 then mock.get('/r' .. mock.uuid(), 'x') end"])
