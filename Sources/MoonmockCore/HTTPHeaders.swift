@@ -39,6 +39,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
 
+    /// Reserves room for `count` fields (a transport that knows how many it will add).
+    public mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
+
     /// Sets `name` unless a field of that name exists.
     public mutating func setDefault(_ name: String, _ value: String) {
         if self[name] == nil { add(name, value) }

@@ -59,9 +59,13 @@ extension MoonmockServer {
         if !r.started {
             r.started = true
             // The one early answer: a declared body that is too large.
-            if let length = header(connection, "Content-Length").flatMap(Int.init), length > configuration.maxBodyBytes {
-                r.tooLarge = true
-                return queue(connection, tooLarge())
+            if let length = header(connection, "Content-Length").flatMap(Int.init) {
+                if length > configuration.maxBodyBytes {
+                    r.tooLarge = true
+                    return queue(connection, tooLarge())
+                }
+                // One allocation for a typical body; a large declared length is not trusted up front.
+                r.body.reserveCapacity(min(length, 64 * 1024))
             }
             return MHD_Result.YES
         }
@@ -106,13 +110,15 @@ extension MoonmockServer {
 
     /// The request as the engine sees it: scheme from the transport, host from `Host`.
     private func makeRequest(_ connection: OpaquePointer, _ r: ServerRequest, _ method: String) -> MockRequest {
-        let box = HeaderBox()
-        withExtendedLifetime(box) {
-            _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, collectHeader, Unmanaged.passUnretained(box).toOpaque())
+        var headers = HTTPHeaders()
+        // Counted first (no iterator), so the fields are stored with one allocation.
+        headers.reserveCapacity(Int(MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, nil, nil)))
+        withUnsafeMutablePointer(to: &headers) { h in
+            _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, collectHeader, UnsafeMutableRawPointer(h))
         }
         let scheme = configuration.tlsCertificatePEM == nil ? "http" : "https"
-        let authority = box.headers["host"] ?? "\(configuration.host):\(port)"
-        return MockRequest(method: method, scheme: scheme, authority: authority, target: r.rawURI, headers: box.headers, body: r.body)
+        let authority = headers["host"] ?? "\(configuration.host):\(port)"
+        return MockRequest(method: method, scheme: scheme, authority: authority, target: r.rawURI, headers: headers, body: r.body)
     }
 
     func header(_ connection: OpaquePointer, _ name: String) -> String? {
@@ -140,7 +146,10 @@ extension MoonmockServer {
     func addHeaders(_ mhd: OpaquePointer, _ headers: HTTPHeaders) {
         for field in headers where !field.name.equalsIgnoringASCIICase("content-length")
             && !field.name.equalsIgnoringASCIICase("transfer-encoding") {
-            _ = MHD_add_response_header(mhd, field.name, field.value)
+            // Explicit withCString: short strings go through the stack, not a heap copy.
+            field.name.withCString { name in
+                field.value.withCString { value in _ = MHD_add_response_header(mhd, name, value) }
+            }
         }
     }
 
@@ -163,15 +172,11 @@ extension MoonmockServer {
     }
 }
 
-/// Headers collected by `MHD_get_connection_values`.
-final class HeaderBox {
-    var headers = HTTPHeaders()
-}
-
+/// Appends one header to the `HTTPHeaders` that `cls` points to (`MHD_get_connection_values`).
 private func collectHeader(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?,
                            _ value: UnsafePointer<CChar>?) -> MHD_Result {
     guard let cls, let key else { return MHD_Result.YES }
-    Unmanaged<HeaderBox>.fromOpaque(cls).takeUnretainedValue().headers.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+    cls.assumingMemoryBound(to: HTTPHeaders.self).pointee.add(String(cString: key), value.map { String(cString: $0) } ?? "")
     return MHD_Result.YES
 }
 

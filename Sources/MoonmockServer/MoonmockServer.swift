@@ -30,9 +30,10 @@ public final class MoonmockServer: @unchecked Sendable {
     private let state = Mutex(State())
     private struct State {
         var port = 0
-        var inFlight = 0
         var stopping = false
     }
+    /// Requests being handled; counted on every request, so an atomic rather than the lock.
+    private let inFlight = Atomic<Int>(0)
     /// Connections held open by the `timeout` fault, resumed (and closed) when the server stops.
     let held = Mutex<[ObjectIdentifier: HeldConnection]>([:])
 
@@ -75,7 +76,7 @@ public final class MoonmockServer: @unchecked Sendable {
     }
 
     /// Requests being handled (including delayed and held ones).
-    public var requestsInFlight: Int { state.withLock { $0.inFlight } }
+    public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
 
     /// Binds and starts serving. Throws ``ServerError`` when the address cannot be used.
     public func start() throws {
@@ -143,8 +144,8 @@ public final class MoonmockServer: @unchecked Sendable {
 
     var isStopping: Bool { state.withLock { $0.stopping } }
 
-    func requestStarted() { state.withLock { $0.inFlight += 1 } }
-    func requestFinished() { state.withLock { $0.inFlight -= 1 } }
+    func requestStarted() { inFlight.add(1, ordering: .relaxed) }
+    func requestFinished() { inFlight.subtract(1, ordering: .relaxed) }
 
     /// Fills `storage` with the address for `host:port`.
     static func address(_ host: String, _ port: Int, into storage: inout sockaddr_storage) throws -> Int {
