@@ -79,7 +79,7 @@ public final class RuleSet: Sendable {
 /// (nodes, edges, the edges' bytes, rule indices) that are read concurrently. A lookup touches
 /// a handful of cache lines and hashes nothing: literal edges are sorted by length and bytes and
 /// binary-searched, so a node with thousands of literal children costs a dozen comparisons.
-struct RouteTrie: Sendable {
+final class RouteTrie: Sendable {
     /// The builder's tree; discarded after ``init(_:)``.
     private final class Node {
         var literals: [String: Node] = [:]
@@ -104,21 +104,28 @@ struct RouteTrie: Sendable {
         var child: Int32
     }
 
-    private var nodes: [FlatNode] = []
-    private var edges: [Edge] = []
-    private var text: [UInt8] = []
-    private var indices: [Int] = []
-    private var operations: [[String: [Int]]] = []
+    // A class, so that handing the trie around retains one object, not five arrays.
+    private let nodes: [FlatNode]
+    private let edges: [Edge]
+    private let text: [UInt8]
+    private let indices: [Int]
+    private let operations: [[String: [Int]]]
+    let isEmpty: Bool
 
     /// A rule to index: its path segments, its index in the set, its GraphQL operation.
     typealias Entry = (segments: [RoutePattern.Segment], index: Int, operation: String?)
 
-    var isEmpty: Bool { nodes.count <= 1 && indices.isEmpty && operations.isEmpty }
-
     init(_ entries: [Entry]) {
         let root = Node()
         for entry in entries { Self.insert(entry, into: root) }
-        _ = flatten(root)
+        var builder = Builder()
+        _ = builder.flatten(root)
+        nodes = builder.nodes
+        edges = builder.edges
+        text = builder.text
+        indices = builder.indices
+        operations = builder.operations
+        isEmpty = entries.isEmpty
     }
 
     private static func insert(_ entry: Entry, into root: Node) {
@@ -145,41 +152,50 @@ struct RouteTrie: Sendable {
         }
     }
 
-    /// Appends `node` and its subtree; returns its index.
-    private mutating func flatten(_ node: Node) -> Int32 {
-        let me = Int32(nodes.count)
-        nodes.append(FlatNode())
-        var flat = FlatNode()
-        flat.terminal = append(node.terminal)
-        flat.rest = append(node.rest)
-        if !node.operations.isEmpty {
-            flat.operations = Int32(operations.count)
-            operations.append(node.operations)
-        }
-        let literals = node.literals.map { (Array($0.key.utf8), $0.value) }.sorted { Self.less($0.0[...], $1.0[...]) }
-        let firstEdge = Int32(edges.count)
-        for (bytes, _) in literals {
-            let start = Int32(text.count)
-            text.append(contentsOf: bytes)
-            edges.append(Edge(text: start..<Int32(text.count), child: -1))
-        }
-        flat.edges = firstEdge..<Int32(edges.count)
-        for (n, (_, child)) in literals.enumerated() { edges[Int(firstEdge) + n].child = flatten(child) }
-        if let parameter = node.parameter { flat.parameter = flatten(parameter) }
-        nodes[Int(me)] = flat
-        return me
-    }
+    /// Lays the tree out in arrays, depth first.
+    private struct Builder {
+        var nodes: [FlatNode] = []
+        var edges: [Edge] = []
+        var text: [UInt8] = []
+        var indices: [Int] = []
+        var operations: [[String: [Int]]] = []
 
-    private mutating func append(_ list: [Int]) -> Range<Int32> {
-        let start = Int32(indices.count)
-        indices.append(contentsOf: list)
-        return start..<Int32(indices.count)
-    }
+        /// Appends `node` and its subtree; returns its index.
+        mutating func flatten(_ node: Node) -> Int32 {
+            let me = Int32(nodes.count)
+            nodes.append(FlatNode())
+            var flat = FlatNode()
+            flat.terminal = append(node.terminal)
+            flat.rest = append(node.rest)
+            if !node.operations.isEmpty {
+                flat.operations = Int32(operations.count)
+                operations.append(node.operations)
+            }
+            let literals = node.literals.map { (Array($0.key.utf8), $0.value) }.sorted { Builder.less($0.0[...], $1.0[...]) }
+            let firstEdge = Int32(edges.count)
+            for (bytes, _) in literals {
+                let start = Int32(text.count)
+                text.append(contentsOf: bytes)
+                edges.append(Edge(text: start..<Int32(text.count), child: -1))
+            }
+            flat.edges = firstEdge..<Int32(edges.count)
+            for (n, (_, child)) in literals.enumerated() { edges[Int(firstEdge) + n].child = flatten(child) }
+            if let parameter = node.parameter { flat.parameter = flatten(parameter) }
+            nodes[Int(me)] = flat
+            return me
+        }
 
-    /// The edge order: shorter first, then bytewise.
-    private static func less<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
-        if a.count != b.count { return a.count < b.count }
-        return a.lexicographicallyPrecedes(b)
+        mutating func append(_ list: [Int]) -> Range<Int32> {
+            let start = Int32(indices.count)
+            indices.append(contentsOf: list)
+            return start..<Int32(indices.count)
+        }
+
+        /// The edge order: shorter first, then bytewise.
+        static func less<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
+            if a.count != b.count { return a.count < b.count }
+            return a.lexicographicallyPrecedes(b)
+        }
     }
 
     /// Appends the rules that can match `path`; `operation` yields the request's GraphQL
