@@ -241,4 +241,6 @@ static inline void mm_openlibs(lua_State *L) { luaL_openlibs(L); }
 // LUA_RELEASE is built by macro concatenation, which Swift does not import.
 static inline const char *mm_release(void) { return LUA_RELEASE; }
 
+#include "json.h"
+
 #endif

@@ -54,11 +54,16 @@ public final class Journal: Sendable {
     }
 
     func record(_ entry: JournalEntry) {
-        ring.withLock { r in
-            r.slots[r.next] = entry
-            r.next = (r.next + 1) % r.slots.count
+        // The entry it replaces (a request from `capacity` requests ago, cold in every cache) is
+        // released after the lock, so that other threads do not wait for its deallocation.
+        let replaced: JournalEntry? = ring.withLock { r in
+            var slot: JournalEntry? = entry
+            swap(&slot, &r.slots[r.next])
+            r.next = r.next + 1 == r.slots.count ? 0 : r.next + 1
             r.count = min(r.count + 1, r.slots.count)
+            return slot
         }
+        _ = consume replaced
     }
 
     /// Entries oldest first.

@@ -129,6 +129,17 @@ extension ScriptGeneration {
 
     /// JSON bytes for the value at `i`.
     func encodeJSON(at i: Int32, _ stack: LuaStack) throws -> [UInt8] {
+        // The C encoder takes the values whose JSON has one spelling; it hands anything else
+        // (floats, escapes, sparse tables, errors) back to the encoder below.
+        if mm_json_encode(stack.L, i, refs.resp, refs.array, jsonBuffer) == MM_JSON_OK {
+            let b = jsonBuffer.pointee
+            return b.len == 0 ? [] : Array(UnsafeRawBufferPointer(start: b.data, count: b.len))
+        }
+        return try encodeJSONInSwift(at: i, stack)
+    }
+
+    /// The Swift encoder alone: every value, every error message.
+    func encodeJSONInSwift(at i: Int32, _ stack: LuaStack) throws -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(128)
         try appendJSON(at: i, stack, into: &out)

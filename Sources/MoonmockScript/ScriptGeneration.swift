@@ -45,6 +45,12 @@ public final class ScriptGeneration: @unchecked Sendable {
     /// Hit counters of `mock.sequence` values, shared by every VM of a pool.
     var sequenceHits = SequenceCounters()
     var refs = Refs()
+    /// The C JSON encoder's output buffer, reused by every response of this VM.
+    let jsonBuffer: UnsafeMutablePointer<mm_buf> = {
+        let b = UnsafeMutablePointer<mm_buf>.allocate(capacity: 1)
+        b.initialize(to: mm_buf(data: nil, len: 0, cap: 0))
+        return b
+    }()
 
     /// Counters behind `mock.sequence`, by sequence id.
     final class SequenceCounters: Sendable {
@@ -73,6 +79,11 @@ public final class ScriptGeneration: @unchecked Sendable {
         self.engine = engine
         self.options = options
         vm = try LuaVM(limits: options.limits, sandboxed: !options.unsafe)
+    }
+
+    deinit {
+        mm_buf_free(jsonBuffer)
+        jsonBuffer.deallocate()
     }
 
     /// Loads the script at `file`. Errors name `file:line`.
