@@ -18,13 +18,17 @@ public final class ScriptPool: Sendable {
     public let generations: [ScriptGeneration]
     /// One flag per VM, claimed with a compare-and-swap: no lock on the request path.
     private let busy: [Slot]
-    /// Counts free VMs; a request waits here only when every VM is busy.
-    private let available: DispatchSemaphore
+    /// Requests waiting because every VM is busy, and where they wait. A request that finds a
+    /// free VM touches neither (no shared counter on the request path).
+    private let waiting = Atomic<Int>(0)
+    private let freed = NSCondition()
     /// Round-robin start for threads that have no VM yet.
     private let nextSlot = Atomic<Int>(0)
 
     private final class Slot: Sendable {
         let taken = Atomic<Bool>(false)
+        /// Keeps each flag on a cache line of its own (threads on other VMs do not invalidate it).
+        let padding: (Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0)
     }
 
     /// The first VM's generation: its rules, dependencies and load logs stand for the pool.
@@ -33,7 +37,6 @@ public final class ScriptPool: Sendable {
     private init(_ generations: [ScriptGeneration]) {
         self.generations = generations
         busy = generations.map { _ in Slot() }
-        available = DispatchSemaphore(value: generations.count)
     }
 
     /// Loads `count` VMs of the script at `file`. Throws ``ScriptError`` like a single load, or
@@ -67,21 +70,46 @@ public final class ScriptPool: Sendable {
     /// used last while that VM is free, so that the VM's heap stays in that thread's core cache
     /// instead of moving between cores with every request.
     private func withFreeVM<T>(_ body: (ScriptGeneration) throws -> T) rethrows -> T {
-        available.wait()
-        // The semaphore guarantees that some VM is free; another thread may take the one we try.
-        let count = busy.count
+        let preferred = PreferredSlot.get()
         // Modulo: the thread may have used a VM of another, larger pool last.
-        let start = (PreferredSlot.get() ?? nextSlot.add(1, ordering: .relaxed).oldValue) % count
-        var index = start
-        while !busy[index].taken.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
-            index = (index + 1) % count
-        }
-        if index != start || PreferredSlot.get() == nil { PreferredSlot.set(index) }
-        defer {
-            busy[index].taken.store(false, ordering: .releasing)
-            available.signal()
-        }
+        let start = (preferred ?? nextSlot.add(1, ordering: .relaxed).oldValue) % busy.count
+        let index = claim(from: start) ?? waitForVM(from: start)
+        if index != preferred { PreferredSlot.set(index) }
+        defer { release(index) }
         return try body(generations[index])
+    }
+
+    /// One pass over the VMs from `start`; the index claimed, or `nil` when all are busy.
+    private func claim(from start: Int) -> Int? {
+        for k in 0..<busy.count {
+            let index = (start + k) % busy.count
+            if busy[index].taken.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
+                return index
+            }
+        }
+        return nil
+    }
+
+    /// Every VM is busy: wait for one to be released.
+    private func waitForVM(from start: Int) -> Int {
+        waiting.add(1, ordering: .sequentiallyConsistent)
+        defer { waiting.subtract(1, ordering: .sequentiallyConsistent) }
+        freed.lock()
+        defer { freed.unlock() }
+        while true {
+            if let index = claim(from: start) { return index }
+            // The timeout is a safety net only: release() signals under the same lock.
+            _ = freed.wait(until: Date().addingTimeInterval(0.01))
+        }
+    }
+
+    private func release(_ index: Int) {
+        busy[index].taken.store(false, ordering: .sequentiallyConsistent)
+        if waiting.load(ordering: .sequentiallyConsistent) > 0 {
+            freed.lock()
+            freed.signal()
+            freed.unlock()
+        }
     }
 }
 
