@@ -33,8 +33,9 @@ public final class Engine: Sendable {
     public let bundles = BundleRegistry()
     public let journal: Journal
     public let environment: MockEnvironment
-    private let scriptRules = Mutex<RuleSet>(.empty)
-    private let runtimeRules = Mutex<RuleSet>(.empty)
+    /// Runtime and script rules as one immutable snapshot: a request takes one lock and one
+    /// retain to read both.
+    private let sets = Mutex(RuleSets(runtime: .empty, script: .empty))
     private let nextID = Atomic<Int>(1)
 
     public init(environment: MockEnvironment = .system, journalCapacity: Int = 1000, state: StateStore? = nil) {
@@ -46,31 +47,31 @@ public final class Engine: Sendable {
     // MARK: rules
 
     /// Replaces the script rules (a new script generation) in one step.
-    public func setScriptRules(_ rules: RuleSet) { scriptRules.withLock { $0 = rules } }
+    public func setScriptRules(_ rules: RuleSet) { sets.withLock { $0 = RuleSets(runtime: $0.runtime, script: rules) } }
 
     /// The current script rules.
-    public var scriptRuleSet: RuleSet { scriptRules.withLock { $0 } }
+    public var scriptRuleSet: RuleSet { sets.withLock { $0.script } }
 
     /// Adds a runtime rule; runtime rules are tried before script rules, newest first.
     public func add(_ rule: Rule) {
-        runtimeRules.withLock { set in set = RuleSet([rule] + set.rules) }
+        sets.withLock { $0 = RuleSets(runtime: RuleSet([rule] + $0.runtime.rules), script: $0.script) }
     }
 
     /// Removes one runtime rule; returns whether it was there.
     @discardableResult
     public func remove(_ rule: Rule) -> Bool {
-        runtimeRules.withLock { set in
-            let kept = set.rules.filter { $0 !== rule }
-            defer { set = RuleSet(kept) }
-            return kept.count != set.rules.count
+        sets.withLock { sets in
+            let kept = sets.runtime.rules.filter { $0 !== rule }
+            defer { sets = RuleSets(runtime: RuleSet(kept), script: sets.script) }
+            return kept.count != sets.runtime.rules.count
         }
     }
 
     /// Removes every runtime rule.
-    public func removeRuntimeRules() { runtimeRules.withLock { $0 = .empty } }
+    public func removeRuntimeRules() { sets.withLock { $0 = RuleSets(runtime: .empty, script: $0.script) } }
 
     /// Every rule in evaluation order: runtime rules, then script rules.
-    public var allRules: [Rule] { runtimeRules.withLock { $0.rules } + scriptRules.withLock { $0.rules } }
+    public var allRules: [Rule] { sets.withLock { $0.runtime.rules + $0.script.rules } }
 
     /// Clears runtime rules, the journal and the state, and puts every rule back on its default variant.
     public func reset() {
@@ -91,7 +92,7 @@ public final class Engine: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         var request = request
         request.id = nextID.add(1, ordering: .relaxed).oldValue
-        let sets = RuleSets(runtime: runtimeRules.withLock { $0 }, script: scriptRules.withLock { $0 })
+        let sets = self.sets.withLock { $0 }
 
         if let batch = graphQLBatch(request), let exchange = handleBatch(request, batch, sets, started) {
             return exchange
@@ -114,9 +115,13 @@ public final class Engine: Sendable {
 
     /// Finds the first rule that answers; `nil` when none does.
     /// The two rule sets of one request: runtime rules first, then script rules.
-    private struct RuleSets {
+    private final class RuleSets: Sendable {
         let runtime: RuleSet
         let script: RuleSet
+        init(runtime: RuleSet, script: RuleSet) {
+            self.runtime = runtime
+            self.script = script
+        }
     }
 
     private func route(_ request: MockRequest, _ sets: RuleSets, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
