@@ -7,6 +7,9 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
+#include <arpa/inet.h>
 #include <microhttpd.h>
 
 // Everything here exists because MHD_start_daemon and MHD_get_*_info are variadic or return
@@ -27,6 +30,7 @@ typedef struct mm_daemon_config {
     void *completed_cls;
     void *(*uri_logger)(void *cls, const char *uri, struct MHD_Connection *connection);
     void *uri_logger_cls;
+    int listen_fd;                        // a socket from mm_listen, or -1 to bind `address`
 } mm_daemon_config;
 
 // MHD_start_daemon is variadic: the options go through one MHD_OPTION_ARRAY instead, with
@@ -35,7 +39,8 @@ static inline struct MHD_Daemon *mm_start_daemon(const mm_daemon_config *c) {
     unsigned int pool = c->thread_pool_size > 1 ? c->thread_pool_size : 0;
     int tls = c->tls_key_pem != NULL && c->tls_cert_pem != NULL;
     struct MHD_OptionItem options[] = {
-        { MHD_OPTION_SOCK_ADDR, 0, (void *)c->address },
+        c->listen_fd >= 0 ? (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, c->listen_fd, NULL }
+                          : (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)c->address },
         { MHD_OPTION_THREAD_POOL_SIZE, pool, NULL },
         { MHD_OPTION_CONNECTION_TIMEOUT, c->connection_timeout, NULL },
         { MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)c->connection_memory_limit, NULL },
@@ -49,10 +54,63 @@ static inline struct MHD_Daemon *mm_start_daemon(const mm_daemon_config *c) {
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 
+// One listening socket of a SO_REUSEPORT group: every worker gets a socket of its own and the
+// kernel spreads new connections over them. (With one shared socket, whichever worker wakes
+// first accepts a whole burst of connections, and the others may sit idle for their lifetime.)
+// In C because it is five calls with socklen_t casts; returns the fd, or -1 with errno set.
+static inline int mm_listen(const struct sockaddr *address, socklen_t length, int backlog) {
+    int fd = socket(address->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0
+        || setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0
+        || (address->sa_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0)
+        || bind(fd, address, length) != 0 || listen(fd, backlog) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+// Whether `address` can be bound by a socket outside any SO_REUSEPORT group: SO_REUSEPORT
+// would let a second server of the same user join our group (and take half our connections)
+// instead of failing, so the group is only created on a port nobody listens on. 0 when free,
+// else -1 with errno set (EADDRINUSE).
+static inline int mm_port_free(const struct sockaddr *address, socklen_t length) {
+    int fd = socket(address->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int one = 1;
+    int rc = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);   // TIME_WAIT is no conflict
+    if (rc == 0 && address->sa_family == AF_INET6) rc = setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (rc == 0) rc = bind(fd, address, length);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc == 0 ? 0 : -1;
+}
+
+// getsockname with the port in host order, for a group bound to port 0 (its first socket
+// picks the port the others then bind).
+static inline int mm_socket_port(int fd) {
+    struct sockaddr_storage ss;
+    socklen_t length = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &length) != 0) return -1;
+    if (ss.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
 // MHD_get_daemon_info is variadic and returns a union.
 static inline uint16_t mm_daemon_port(struct MHD_Daemon *d) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
+}
+
+// MHD_get_daemon_info is variadic and returns a union.
+static inline unsigned int mm_daemon_connections(struct MHD_Daemon *d) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return info ? info->num_connections : 0;
 }
 
 // MHD_get_connection_info is variadic and returns a union.

@@ -43,6 +43,7 @@ struct AdminAPI: Sendable {
                 "rules": .integer(Int64(engine.allRules.count)),
                 "requests": .integer(Int64(engine.journal.entries().count)),
                 "in_flight": .integer(Int64(server.requestsInFlight)),
+                "connections_per_worker": .array(server.connectionsPerWorker.map { .integer(Int64($0)) }),
                 "uptime_seconds": .double((Date().timeIntervalSince(startedAt) * 1000).rounded() / 1000),
             ]
             if let script = server.scriptStatus?() { health["script"] = script }

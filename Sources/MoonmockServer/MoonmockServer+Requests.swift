@@ -180,7 +180,8 @@ private func collectHeader(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKin
     return MHD_Result.YES
 }
 
-/// Lets a timer carry the connection pointer; libmicrohttpd allows resuming from any thread.
+/// Lets a timer carry a connection (or daemon) pointer; libmicrohttpd allows resuming a
+/// connection, and asking a daemon for its counts, from any thread.
 struct UncheckedConnection: @unchecked Sendable {
     let pointer: OpaquePointer
     init(_ pointer: OpaquePointer) { self.pointer = pointer }

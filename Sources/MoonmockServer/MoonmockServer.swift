@@ -26,11 +26,17 @@ public final class MoonmockServer: @unchecked Sendable {
     let scriptStatus: (@Sendable () -> JSONValue)?
     let admin: AdminAPI
 
-    private var daemon: OpaquePointer?
+    /// One daemon per worker thread, each with its own socket of a SO_REUSEPORT group. Set by
+    /// start and stop; read by the health endpoint from worker threads.
+    private var daemons: [OpaquePointer] {
+        get { state.withLock { $0.daemons.map(\.pointer) } }
+        set { state.withLock { $0.daemons = newValue.map(UncheckedConnection.init) } }
+    }
     private let state = Mutex(State())
     private struct State {
         var port = 0
         var stopping = false
+        var daemons: [UncheckedConnection] = []
     }
     /// Requests being handled; counted on every request, so an atomic rather than the lock.
     private let inFlight = Atomic<Int>(0)
@@ -75,12 +81,20 @@ public final class MoonmockServer: @unchecked Sendable {
         return "\(scheme)://\(host):\(port)"
     }
 
+    /// Open connections of each worker thread (the kernel spreads new connections over them).
+    public var connectionsPerWorker: [Int] { state.withLock { $0.daemons.map { Int(mm_daemon_connections($0.pointer)) } } }
+
     /// Requests being handled (including delayed and held ones).
     public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
 
     /// Binds and starts serving. Throws ``ServerError`` when the address cannot be used.
+    ///
+    /// Each worker thread runs a daemon of its own on its own listening socket (one
+    /// `SO_REUSEPORT` group), so that the kernel spreads connections over the workers: with one
+    /// shared socket, the worker that wakes first accepts a whole burst of connections and the
+    /// others may stay idle for as long as those connections live.
     public func start() throws {
-        guard daemon == nil else { return }
+        guard daemons.isEmpty else { return }
         if (configuration.tlsCertificatePEM == nil) != (configuration.tlsKeyPEM == nil) {
             throw ServerError.configuration("TLS needs both a certificate and a key")
         }
@@ -90,45 +104,72 @@ public final class MoonmockServer: @unchecked Sendable {
         }
         var storage = sockaddr_storage()
         let length = try Self.address(configuration.host, configuration.port, into: &storage)
-        _ = length
+        if configuration.port != 0 {
+            let free = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { mm_port_free($0, socklen_t(length)) }
+            }
+            if free != 0 {
+                throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port) (\(String(cString: strerror(errno))))")
+            }
+        }
+        var started: [OpaquePointer] = []
+        var port = configuration.port
+        for _ in 0..<max(1, configuration.threads) {
+            if port != configuration.port { storage = sockaddr_storage(); _ = try Self.address(configuration.host, port, into: &storage) }
+            let fd = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { mm_listen($0, socklen_t(length), 1024) }
+            }
+            guard fd >= 0, let daemon = startDaemon(listening: fd, &storage) else {
+                let reason = fd < 0 ? String(cString: strerror(errno)) : "the HTTP daemon did not start"
+                if fd >= 0 { close(fd) }
+                started.forEach { MHD_stop_daemon($0) }
+                throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port) (\(reason))")
+            }
+            started.append(daemon)
+            // Port 0: the first socket picked the port; the others join it.
+            if port == 0 { port = Int(mm_socket_port(fd)) }
+        }
+        daemons = started
+        state.withLock { $0.port = port }
+    }
+
+    /// A daemon with one internal thread serving the connections of the socket `fd`.
+    private func startDaemon(listening fd: Int32, _ storage: inout sockaddr_storage) -> OpaquePointer? {
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
             | (storage.ss_family == sa_family_t(AF_INET6) ? MHD_USE_IPv6.rawValue : 0)
         let me = Unmanaged.passUnretained(self).toOpaque()
-        let started: OpaquePointer? = withUnsafePointer(to: &storage) { sa in
+        return withUnsafePointer(to: &storage) { sa in
             sa.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                 configuration.tlsKeyPEM.withOptionalCString { key in
                     configuration.tlsCertificatePEM.withOptionalCString { cert in
                         var config = mm_daemon_config(
-                            flags: flags, address: address, thread_pool_size: UInt32(max(1, configuration.threads)),
+                            flags: flags, address: address, thread_pool_size: 1,
                             connection_timeout: UInt32(max(1, configuration.idleTimeout)), connection_memory_limit: 16 * 1024,
                             tls_key_pem: key, tls_cert_pem: cert,
                             handler: serverAccessHandler, handler_cls: me,
                             completed: serverRequestCompleted, completed_cls: me,
-                            uri_logger: serverURILogger, uri_logger_cls: me)
+                            uri_logger: serverURILogger, uri_logger_cls: me, listen_fd: fd)
                         return mm_start_daemon(&config)
                     }
                 }
             }
         }
-        guard let started else {
-            throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port) (address in use, or not available)")
-        }
-        daemon = started
-        let bound = Int(mm_daemon_port(started))
-        state.withLock { $0.port = bound }
     }
 
     /// Stops accepting, lets requests in flight finish (up to `drainSeconds`), releases held
     /// connections and closes everything. Safe to call twice.
     public func stop(drainSeconds: Double = 5) {
-        guard let daemon else { return }
+        guard !daemons.isEmpty else { return }
         state.withLock { $0.stopping = true }
         let deadline = Date().addingTimeInterval(drainSeconds)
         // Held (timeout fault) connections never finish by themselves: release them first.
         releaseHeldConnections()
         while requestsInFlight > 0 && Date() < deadline { usleep(5_000) }
-        MHD_stop_daemon(daemon)
-        self.daemon = nil
+        // Out of the state first, so that the health endpoint stops asking them; each daemon
+        // closes its listening socket.
+        let stopped = daemons
+        daemons = []
+        stopped.forEach { MHD_stop_daemon($0) }
     }
 
     func releaseHeldConnections() {

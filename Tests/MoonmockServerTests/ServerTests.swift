@@ -154,6 +154,30 @@ struct ServerTests {
         #expect(RawHTTP.connect(port) == -1)
     }
 
+    @Test("connections are spread over the worker threads, and health reports each worker's count")
+    func spread() async throws {
+        let server = try startServer(serverScript) { $0.threads = 2 }
+        defer { server.stop() }
+        var fds: [Int32] = []
+        defer { fds.forEach { close($0) } }
+        for _ in 0..<24 {
+            let fd = RawHTTP.connect(server.port)
+            #expect(fd >= 0)
+            fds.append(fd)
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while server.connectionsPerWorker.reduce(0, +) < 24 && Date() < deadline { usleep(10_000) }
+        let perWorker = server.connectionsPerWorker
+        #expect(perWorker.count == 2)
+        #expect(perWorker.reduce(0, +) == 24)
+        // One shared socket let the first worker to wake accept the whole burst.
+        #expect(perWorker.allSatisfy { $0 > 0 }, "\(perWorker)")
+        let health = try JSONValue(parsing: Array(try await server.fetch("/__moonmock/health").body.utf8))
+        if case .array(let counts)? = health["connections_per_worker"] { #expect(counts.count == 2) } else {
+            Issue.record("health has no connections_per_worker: \(health)")
+        }
+    }
+
     @Test("a second server cannot take the same port")
     func portInUse() throws {
         let server = try startServer(serverScript)
