@@ -136,31 +136,38 @@ public final class Engine: Sendable {
 
     private func route(_ request: MockRequest, _ path: PathSegments, in set: RuleSet, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
         for index in set.candidates(for: request, path) {
-            let rule = set.rules[index]
-            guard let params = rule.pattern.match(request, path),
-                  rule.predicates.allSatisfy({ $0.check(request, params) == nil }),
-                  rule.claim() else { continue }
-            let context = RequestContext(request: request, params: params, rule: rule, state: state, environment: environment)
-            var error: String?
-            let response: MockResponse
-            do {
-                guard let r = try rule.responder(context) else {
-                    rule.unclaim()
-                    fellThrough.insert(ObjectIdentifier(rule))
-                    continue
-                }
-                response = r
-            } catch let failure as HandlerFailure {
-                error = failure.description
-                response = .text("handler error in rule '\(rule.id)': \(failure.description)\n", status: 500)
-            } catch let other {
-                error = String(describing: other)
-                response = .text("handler error in rule '\(rule.id)': \(other)\n", status: 500)
+            // Borrowed: the set keeps its rules alive while this request holds the set.
+            if let routed = set.borrowed[index]._withUnsafeGuaranteedRef({ attempt($0, request, path, &fellThrough) }) {
+                return routed
             }
-            rule.recordHit()
-            return Routed(rule: rule, response: response, logs: context.logs, error: error)
         }
         return nil
+    }
+
+    /// Runs `rule` when it matches; `nil` when it does not, or when its responder fell through.
+    private func attempt(_ rule: Rule, _ request: MockRequest, _ path: PathSegments, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
+        guard let params = rule.pattern.match(request, path),
+              rule.predicates.allSatisfy({ $0.check(request, params) == nil }),
+              rule.claim() else { return nil }
+        let context = RequestContext(request: request, params: params, rule: rule, state: state, environment: environment)
+        var error: String?
+        let response: MockResponse
+        do {
+            guard let r = try rule.responder(context) else {
+                rule.unclaim()
+                fellThrough.insert(ObjectIdentifier(rule))
+                return nil
+            }
+            response = r
+        } catch let failure as HandlerFailure {
+            error = failure.description
+            response = .text("handler error in rule '\(rule.id)': \(failure.description)\n", status: 500)
+        } catch let other {
+            error = String(describing: other)
+            response = .text("handler error in rule '\(rule.id)': \(other)\n", status: 500)
+        }
+        rule.recordHit()
+        return Routed(rule: rule, response: response, logs: context.logs, error: error)
     }
 
     /// The operations of a GraphQL batch body, or `nil` when the body is not one.

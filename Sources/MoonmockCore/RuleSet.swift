@@ -18,8 +18,13 @@ public final class RuleSet: Sendable {
     /// it for as long as the set itself is in use, e.g. by requests still in flight.
     public let owner: (any AnyObject & Sendable)?
 
+    /// The rules again, for the engine to borrow while routing: `rules` keeps them alive, and a
+    /// borrowed rule costs no retain (its reference count is shared by every worker thread).
+    let borrowed: [Unmanaged<Rule>]
+
     public init(_ rules: [Rule], owner: (any AnyObject & Sendable)? = nil) {
         self.rules = rules
+        borrowed = rules.map { Unmanaged.passUnretained($0) }
         self.owner = owner
         var methods: [String: [RouteTrie.Entry]] = [:]
         var any: [RouteTrie.Entry] = []
@@ -202,10 +207,13 @@ final class RouteTrie: Sendable {
     /// operation name and is only called when a node indexes operations.
     func collect(_ path: PathSegments, _ operation: () -> String?, into out: inout [Int]) {
         if nodes.isEmpty { return }
+        // Raw buffers for the walk: no retain of the shared arrays per node visited.
         text.withUnsafeBufferPointer { text in
             edges.withUnsafeBufferPointer { edges in
                 nodes.withUnsafeBufferPointer { nodes in
-                    walk(0, path, 0, operation, &out, Tables(text: text, edges: edges, nodes: nodes))
+                    indices.withUnsafeBufferPointer { indices in
+                        walk(0, path, 0, operation, &out, Tables(text: text, edges: edges, nodes: nodes, indices: indices))
+                    }
                 }
             }
         }
@@ -215,15 +223,18 @@ final class RouteTrie: Sendable {
         let text: UnsafeBufferPointer<UInt8>
         let edges: UnsafeBufferPointer<Edge>
         let nodes: UnsafeBufferPointer<FlatNode>
+        let indices: UnsafeBufferPointer<Int>
+
+        func rules(_ range: Range<Int32>) -> UnsafeBufferPointer<Int> {
+            UnsafeBufferPointer(rebasing: indices[Int(range.lowerBound)..<Int(range.upperBound)])
+        }
     }
 
     private func walk(_ n: Int32, _ path: PathSegments, _ i: Int, _ operation: () -> String?, _ out: inout [Int], _ t: Tables) {
         let node = t.nodes[Int(n)]
-        if !node.rest.isEmpty { out.append(contentsOf: indices[Int(node.rest.lowerBound)..<Int(node.rest.upperBound)]) }
+        if !node.rest.isEmpty { out.append(contentsOf: t.rules(node.rest)) }
         if i == path.count {
-            if !node.terminal.isEmpty {
-                out.append(contentsOf: indices[Int(node.terminal.lowerBound)..<Int(node.terminal.upperBound)])
-            }
+            if !node.terminal.isEmpty { out.append(contentsOf: t.rules(node.terminal)) }
             if node.operations >= 0, let op = operation(), let rules = operations[Int(node.operations)][op] {
                 out.append(contentsOf: rules)
             }

@@ -25,8 +25,9 @@ final class ServerRequest: @unchecked Sendable {
 /// Creates the per-request state from the raw URI, before headers are parsed.
 func serverURILogger(_ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?) -> UnsafeMutableRawPointer? {
     guard let cls else { return nil }
-    let server = Unmanaged<MoonmockServer>.fromOpaque(cls).takeUnretainedValue()
-    server.requestStarted()
+    // The server outlives its daemons: borrowed, not retained (its reference count is shared by
+    // every worker thread, so each retain would move a cache line between cores).
+    Unmanaged<MoonmockServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { $0.requestStarted() }
     let request = ServerRequest(rawURI: uri.map { String(cString: $0) } ?? "/")
     return Unmanaged.passRetained(request).toOpaque()
 }
@@ -35,10 +36,9 @@ func serverURILogger(_ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar
 func serverRequestCompleted(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
                             _ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_RequestTerminationCode) {
     guard let cls, let context, let raw = context.pointee else { return }
-    let server = Unmanaged<MoonmockServer>.fromOpaque(cls).takeUnretainedValue()
     Unmanaged<ServerRequest>.fromOpaque(raw).release()
     context.pointee = nil
-    server.requestFinished()
+    Unmanaged<MoonmockServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { $0.requestFinished() }
 }
 
 /// The access handler: called once with the headers, once per body chunk, and once more when the
@@ -48,9 +48,12 @@ func serverAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePo
                          _ uploadSize: UnsafeMutablePointer<Int>?,
                          _ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
     guard let cls, let connection, let context, let raw = context.pointee else { return MHD_Result.NO }
-    let server = Unmanaged<MoonmockServer>.fromOpaque(cls).takeUnretainedValue()
-    let request = Unmanaged<ServerRequest>.fromOpaque(raw).takeUnretainedValue()
-    return server.access(connection, request, method.map { String(cString: $0) } ?? "GET", uploadData, uploadSize)
+    let method = method.map { String(cString: $0) } ?? "GET"
+    return Unmanaged<MoonmockServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
+        Unmanaged<ServerRequest>.fromOpaque(raw)._withUnsafeGuaranteedRef { request in
+            server.access(connection, request, method, uploadData, uploadSize)
+        }
+    }
 }
 
 extension MoonmockServer {
