@@ -29,7 +29,7 @@ public final class ScriptGeneration: @unchecked Sendable {
     let engine: Engine
     let vm: LuaVM
     /// Guards `vm` and the mutable fields below: a VM is used by one thread at a time.
-    let lock = NSLock()
+    let lock = VMLock()
     var dependencySet: Set<String> = []
     var registered: [Rule] = []
     /// Rules with variants: id, names, default (declared to the engine once the load succeeds).
