@@ -113,7 +113,7 @@ enum InProcessBench {
 }
 
 /// The baseline: answers every request at once with a constant small JSON body.
-final class ConstantProtocol: URLProtocol {
+class ConstantProtocol: URLProtocol {
     static let body = Data(#"{"email":"user7@example.com","id":7,"name":"User 7"}"#.utf8)
 
     override class func canInit(with request: URLRequest) -> Bool { true }
@@ -129,19 +129,12 @@ final class ConstantProtocol: URLProtocol {
 }
 
 /// The empty protocol spending a fixed amount of CPU before it answers (`--calibrate`).
-final class BusyProtocol: URLProtocol {
+final class BusyProtocol: ConstantProtocol {
     nonisolated(unsafe) static var nanoseconds: UInt64 = 0
 
-    override class func canInit(with request: URLRequest) -> Bool { true }
-    override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
     override func startLoading() {
         let start = DispatchTime.now().uptimeNanoseconds
         while DispatchTime.now().uptimeNanoseconds - start < Self.nanoseconds {}
-        let response = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: "HTTP/1.1",
-                                       headerFields: ["Content-Type": "application/json", "Content-Length": String(ConstantProtocol.body.count)])!
-        client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
-        client?.urlProtocol(self, didLoad: ConstantProtocol.body)
-        client?.urlProtocolDidFinishLoading(self)
+        super.startLoading()
     }
-    override func stopLoading() {}
 }
