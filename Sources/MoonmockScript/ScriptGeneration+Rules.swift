@@ -110,6 +110,7 @@ extension ScriptGeneration {
         let ruleID = name ?? Rule.defaultID(method: method, pattern: pattern)
         stack.getField(1, "respond")
         let responder: Responder
+        var callsLua = true
         if let variants = try variantHandlers(at: -1, stack) {
             stack.pop()
             variantDeclarations.append(.init(rule: ruleID, names: variants.names, defaultName: variants.defaultName))
@@ -133,14 +134,17 @@ extension ScriptGeneration {
         } else {
             guard let spec = try responseSpec(at: -1, stack) else { throw LuaError.host("missing handler") }
             stack.pop()
+            callsLua = false   // a value (fixed, template, sequence) is realized in Swift
             responder = { [unowned self] context in
                 let (response, explicit) = spec.realize(context, self)
                 return ruleDefaults.apply(to: response, explicitStatus: explicit)
             }
         }
-        return Rule(id: name, method: method, pattern: pattern, predicates: predicates, times: times,
-                    priority: priority, location: location.isEmpty ? nil : location, graphQLOperation: operation,
-                    responder: responder)
+        let rule = Rule(id: name, method: method, pattern: pattern, predicates: predicates, times: times,
+                        priority: priority, location: location.isEmpty ? nil : location, graphQLOperation: operation,
+                        responder: responder)
+        if callsLua { luaResponders.insert(ObjectIdentifier(rule)) }
+        return rule
     }
 
     /// A rule's `mock.variants{...}`: each variant a handler function or a response value.

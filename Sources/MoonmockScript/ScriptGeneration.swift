@@ -32,6 +32,9 @@ public final class ScriptGeneration: @unchecked Sendable {
     let lock = VMLock()
     var dependencySet: Set<String> = []
     var registered: [Rule] = []
+    /// The registered rules whose responders call into the VM (handler functions, variants);
+    /// the others answer from Swift values and need no VM of a pool.
+    var luaResponders: Set<ObjectIdentifier> = []
     /// Rules with variants: id, names, default (declared to the engine once the load succeeds).
     public internal(set) var variantDeclarations: [VariantStore.Declaration] = []
     /// Mock-Bundles the script declared (handed to the engine once the load succeeds).

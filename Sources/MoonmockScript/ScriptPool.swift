@@ -58,7 +58,9 @@ public final class ScriptPool: Sendable {
     public func makeRuleSet() -> RuleSet {
         guard generations.count > 1 else { return primary.makeRuleSet() }
         let rules = primary.rules.enumerated().map { index, rule in
-            Rule(id: rule.id, method: rule.method, pattern: rule.pattern, predicates: rule.predicates, times: rule.times,
+            // A value responder runs in Swift: any thread may use the first VM's rule as is.
+            guard primary.luaResponders.contains(ObjectIdentifier(rule)) else { return rule }
+            return Rule(id: rule.id, method: rule.method, pattern: rule.pattern, predicates: rule.predicates, times: rule.times,
                  priority: rule.priority, location: rule.location, graphQLOperation: rule.graphQLOperation) { [self] context in
                 try withFreeVM { g in try g.rules[index].respond(context) }
             }

@@ -58,6 +58,25 @@ struct PoolTests {
         #expect(results.all.filter { $0 != "ok" }.isEmpty, "\(Set(results.all.filter { $0 != "ok" }))")
     }
 
+    @Test("rules that answer with a value do not wait for a VM of the pool; handler functions do")
+    func valuesNeedNoVM() throws {
+        let folder = try ScriptFolder(["mocks.lua": """
+        mock.get("/static", { ok = true })
+        mock.get("/seq", mock.sequence { "one", "two" })
+        mock.get("/fn", function() return { ok = true } end)
+        """])
+        let pool = try ScriptPool.load(file: folder.path("mocks.lua"), engine: Engine(), count: 2)
+        let set = pool.makeRuleSet()
+        #expect(set.rules[0] === pool.primary.rules[0])
+        #expect(set.rules[1] === pool.primary.rules[1])
+        #expect(set.rules[2] !== pool.primary.rules[2])
+        let engine = Engine()
+        engine.setScriptRules(set)
+        #expect(engine.send("GET", "/static").text == #"{"ok":true}"#)
+        #expect((1...3).map { _ in engine.send("GET", "/seq").text } == ["one", "two", "two"])
+        #expect(engine.send("GET", "/fn").text == #"{"ok":true}"#)
+    }
+
     @Test("a script whose rules change from load to load is refused for several VMs")
     func nondeterministic() throws {
         let folder = try ScriptFolder(["mocks.lua": "if math.random() < 2 then mock.get('/r' .. mock.uuid(), 'x') end"])
