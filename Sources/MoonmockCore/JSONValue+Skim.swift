@@ -9,8 +9,9 @@ extension JSONValue {
     /// JSONValue.topLevelString("operationName", in: Array(#"{"query":"…","operationName":"GetUser"}"#.utf8))   // "GetUser"
     /// ```
     public static func topLevelString(_ key: String, in bytes: [UInt8]) -> String? {
-        let target = Array(key.utf8)
-        return bytes.withUnsafeBufferPointer { b -> String? in
+        var key = key
+        // The key's bytes in place (no array per call: this runs for every GraphQL request).
+        return key.withUTF8 { target in bytes.withUnsafeBufferPointer { b -> String? in
             var i = 0
             func space() { while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 } }
             /// Skips a string at `i` (on the opening quote); returns its raw range, and whether it had escapes.
@@ -55,9 +56,8 @@ extension JSONValue {
                 guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
                 i += 1
                 space()
-                let matches = !keyEscaped && keyRange.count == target.count && target.withUnsafeBufferPointer {
-                    memcmp($0.baseAddress!, b.baseAddress! + keyRange.lowerBound, target.count) == 0
-                }
+                let matches = !keyEscaped && keyRange.count == target.count
+                    && (target.isEmpty || memcmp(target.baseAddress!, b.baseAddress! + keyRange.lowerBound, target.count) == 0)
                 if matches {
                     guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
                     let valueStart = i
@@ -71,6 +71,6 @@ extension JSONValue {
                 if b[i] == UInt8(ascii: ",") { i += 1; continue }
                 return nil
             }
-        }
+        } }
     }
 }
