@@ -100,8 +100,9 @@ final class RouteTrie: Sendable {
         var parameter: Int32 = -1
         var terminal: Range<Int32> = 0..<0
         var rest: Range<Int32> = 0..<0
-        /// Index into `operations`, or -1.
-        var operations: Int32 = -1
+        /// Terminal rules by GraphQL operation: a range of `operationEdges`, whose `child` is an
+        /// index into `operationRules`.
+        var operations: Range<Int32> = 0..<0
     }
 
     private struct Edge {
@@ -114,7 +115,8 @@ final class RouteTrie: Sendable {
     private let edges: [Edge]
     private let text: [UInt8]
     private let indices: [Int]
-    private let operations: [[String: [Int]]]
+    private let operationEdges: [Edge]
+    private let operationRules: [Range<Int32>]
     let isEmpty: Bool
 
     /// A rule to index: its path segments, its index in the set, its GraphQL operation.
@@ -129,7 +131,8 @@ final class RouteTrie: Sendable {
         edges = builder.edges
         text = builder.text
         indices = builder.indices
-        operations = builder.operations
+        operationEdges = builder.operationEdges
+        operationRules = builder.operationRules
         isEmpty = entries.isEmpty
     }
 
@@ -163,7 +166,8 @@ final class RouteTrie: Sendable {
         var edges: [Edge] = []
         var text: [UInt8] = []
         var indices: [Int] = []
-        var operations: [[String: [Int]]] = []
+        var operationEdges: [Edge] = []
+        var operationRules: [Range<Int32>] = []
 
         /// Appends `node` and its subtree; returns its index.
         mutating func flatten(_ node: Node) -> Int32 {
@@ -172,10 +176,15 @@ final class RouteTrie: Sendable {
             var flat = FlatNode()
             flat.terminal = append(node.terminal)
             flat.rest = append(node.rest)
-            if !node.operations.isEmpty {
-                flat.operations = Int32(operations.count)
-                operations.append(node.operations)
+            // Operation names are edges too: sorted, binary-searched, no dictionary per lookup.
+            let firstOperation = Int32(operationEdges.count)
+            for (name, rules) in node.operations.map({ (Array($0.key.utf8), $0.value) }).sorted(by: { Builder.less($0.0[...], $1.0[...]) }) {
+                let start = Int32(text.count)
+                text.append(contentsOf: name)
+                operationEdges.append(Edge(text: start..<Int32(text.count), child: Int32(operationRules.count)))
+                operationRules.append(append(rules))
             }
+            flat.operations = firstOperation..<Int32(operationEdges.count)
             let literals = node.literals.map { (Array($0.key.utf8), $0.value) }.sorted { Builder.less($0.0[...], $1.0[...]) }
             let firstEdge = Int32(edges.count)
             for (bytes, _) in literals {
@@ -212,7 +221,12 @@ final class RouteTrie: Sendable {
             edges.withUnsafeBufferPointer { edges in
                 nodes.withUnsafeBufferPointer { nodes in
                     indices.withUnsafeBufferPointer { indices in
-                        walk(0, path, 0, operation, &out, Tables(text: text, edges: edges, nodes: nodes, indices: indices))
+                        operationEdges.withUnsafeBufferPointer { operationEdges in
+                            operationRules.withUnsafeBufferPointer { operationRules in
+                                walk(0, path, 0, operation, &out, Tables(text: text, edges: edges, nodes: nodes, indices: indices,
+                                                                         operationEdges: operationEdges, operationRules: operationRules))
+                            }
+                        }
                     }
                 }
             }
@@ -224,6 +238,8 @@ final class RouteTrie: Sendable {
         let edges: UnsafeBufferPointer<Edge>
         let nodes: UnsafeBufferPointer<FlatNode>
         let indices: UnsafeBufferPointer<Int>
+        let operationEdges: UnsafeBufferPointer<Edge>
+        let operationRules: UnsafeBufferPointer<Range<Int32>>
 
         func rules(_ range: Range<Int32>) -> UnsafeBufferPointer<Int> {
             UnsafeBufferPointer(rebasing: indices[Int(range.lowerBound)..<Int(range.upperBound)])
@@ -235,21 +251,23 @@ final class RouteTrie: Sendable {
         if !node.rest.isEmpty { out.append(contentsOf: t.rules(node.rest)) }
         if i == path.count {
             if !node.terminal.isEmpty { out.append(contentsOf: t.rules(node.terminal)) }
-            if node.operations >= 0, let op = operation(), let rules = operations[Int(node.operations)][op] {
-                out.append(contentsOf: rules)
+            if !node.operations.isEmpty, var op = operation(),
+               let k = op.withUTF8({ find($0, in: node.operations, among: t.operationEdges, t) }) {
+                out.append(contentsOf: t.rules(t.operationRules[Int(k)]))
             }
             return
         }
-        if !node.edges.isEmpty, let child = find(path[i], in: node.edges, t) { walk(child, path, i + 1, operation, &out, t) }
+        if !node.edges.isEmpty, let child = find(path[i], in: node.edges, among: t.edges, t) { walk(child, path, i + 1, operation, &out, t) }
         if node.parameter >= 0 { walk(node.parameter, path, i + 1, operation, &out, t) }
     }
 
-    /// Binary search of `segment` among a node's sorted edges.
-    private func find(_ segment: UnsafeBufferPointer<UInt8>, in range: Range<Int32>, _ t: Tables) -> Int32? {
+    /// Binary search of `segment` among a node's sorted edges (path literals or operation names).
+    private func find(_ segment: UnsafeBufferPointer<UInt8>, in range: Range<Int32>, among edges: UnsafeBufferPointer<Edge>,
+                      _ t: Tables) -> Int32? {
         var low = Int(range.lowerBound), high = Int(range.upperBound)
         while low < high {
             let mid = (low + high) / 2
-            let edge = t.edges[mid]
+            let edge = edges[mid]
             let label = UnsafeBufferPointer(rebasing: t.text[Int(edge.text.lowerBound)..<Int(edge.text.upperBound)])
             let order = Self.compare(label, segment)
             if order == 0 { return edge.child }
