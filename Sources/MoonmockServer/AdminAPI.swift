@@ -5,7 +5,7 @@ import MoonmockCore
 ///
 /// | request | answer |
 /// |---|---|
-/// | `GET /__moonmock/health` | status, rule and request counts |
+/// | `GET /__moonmock/health` | status, rule and request counts, requests in flight, open connections per worker |
 /// | `GET /__moonmock/rules` | rules in evaluation order with hit counts |
 /// | `GET`/`DELETE /__moonmock/requests` | the journal (filter: `?rule=`, `?method=&pattern=`) / clear it |
 /// | `GET /__moonmock/requests/count` | how many requests match the same filters |
