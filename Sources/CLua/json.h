@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 
 // The common case of encoding a handler's result as JSON, in C: walking a Lua table from Swift
 // costs a retain, a release and a uniqueness check per byte appended. This encoder covers the
@@ -226,6 +227,204 @@ static inline int mm_json_encode(lua_State *L, int idx, int resp_ref, int array_
     int top = lua_gettop(L);
     int rc = mm_json_value(L, lua_absindex(L, idx), resp_ref, array_ref, b, 0);
     lua_settop(L, top);
+    return rc;
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// The common case of decoding a request body into Lua values, in C, with the same rule: the
+// bodies whose decoding is unambiguous — strict JSON numbers, strings without \u escapes and
+// with escapes only in ASCII text — are decoded here; anything else (and every invalid body)
+// answers MM_JSON_FALLBACK with the stack as found, for the Swift decoder to decide.
+
+typedef struct mm_json_reader {
+    const unsigned char *s;
+    size_t n;
+    size_t i;
+    int array_ref;
+    mm_buf *scratch;
+} mm_json_reader;
+
+static inline void mm_json_space(mm_json_reader *r) {
+    while (r->i < r->n) {
+        unsigned char c = r->s[r->i];
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') break;
+        r->i++;
+    }
+}
+
+/// A string at r->i (on the quote), pushed.
+static int mm_json_read_string(lua_State *L, mm_json_reader *r) {
+    size_t start = ++r->i;
+    while (r->i < r->n) {
+        unsigned char c = r->s[r->i];
+        if (c == '"') {
+            lua_pushlstring(L, (const char *)r->s + start, r->i - start);   // as received, like Swift
+            r->i++;
+            return MM_JSON_OK;
+        }
+        if (c == '\\' || c < 0x20) break;
+        r->i++;
+    }
+    if (r->i >= r->n) return MM_JSON_FALLBACK;
+    // Escapes: decoded here when the text is ASCII and has no \u (Swift repairs UTF-8 there).
+    mm_buf *b = r->scratch;
+    b->len = 0;
+    if (!mm_buf_put(b, (const char *)r->s + start, r->i - start)) return MM_JSON_FALLBACK;
+    while (r->i < r->n) {
+        unsigned char c = r->s[r->i];
+        if (c == '"') {
+            r->i++;
+            for (size_t k = 0; k < b->len; k++) if ((unsigned char)b->data[k] >= 0x80) return MM_JSON_FALLBACK;
+            lua_pushlstring(L, b->data, b->len);
+            return MM_JSON_OK;
+        }
+        if (c < 0x20) return MM_JSON_FALLBACK;
+        char out = (char)c;
+        if (c == '\\') {
+            if (r->i + 1 >= r->n) return MM_JSON_FALLBACK;
+            switch (r->s[++r->i]) {
+            case '"': out = '"'; break;
+            case '\\': out = '\\'; break;
+            case '/': out = '/'; break;
+            case 'b': out = '\b'; break;
+            case 'f': out = '\f'; break;
+            case 'n': out = '\n'; break;
+            case 'r': out = '\r'; break;
+            case 't': out = '\t'; break;
+            default: return MM_JSON_FALLBACK;   // \u and invalid escapes
+            }
+        }
+        if (!mm_buf_put(b, &out, 1)) return MM_JSON_FALLBACK;
+        r->i++;
+    }
+    return MM_JSON_FALLBACK;
+}
+
+/// A strict JSON number at r->i: integers stay integers (within 64 bits), the rest are finite doubles.
+static int mm_json_read_number(lua_State *L, mm_json_reader *r) {
+    size_t start = r->i, k = r->i;
+    int integral = 1;
+    if (k < r->n && r->s[k] == '-') k++;
+    if (k < r->n && r->s[k] == '0') k++;
+    else if (k < r->n && r->s[k] >= '1' && r->s[k] <= '9') { while (k < r->n && r->s[k] >= '0' && r->s[k] <= '9') k++; }
+    else return MM_JSON_FALLBACK;
+    if (k < r->n && r->s[k] == '.') {
+        integral = 0;
+        k++;
+        if (k >= r->n || r->s[k] < '0' || r->s[k] > '9') return MM_JSON_FALLBACK;
+        while (k < r->n && r->s[k] >= '0' && r->s[k] <= '9') k++;
+    }
+    if (k < r->n && (r->s[k] == 'e' || r->s[k] == 'E')) {
+        integral = 0;
+        k++;
+        if (k < r->n && (r->s[k] == '+' || r->s[k] == '-')) k++;
+        if (k >= r->n || r->s[k] < '0' || r->s[k] > '9') return MM_JSON_FALLBACK;
+        while (k < r->n && r->s[k] >= '0' && r->s[k] <= '9') k++;
+    }
+    // Whatever follows a number must end it (Swift's scanner would read on and fail or differ).
+    if (k < r->n) {
+        unsigned char c = r->s[k];
+        if (c != ',' && c != ']' && c != '}' && c != ' ' && c != '\n' && c != '\r' && c != '\t') return MM_JSON_FALLBACK;
+    }
+    char text[64];
+    if (k - start >= sizeof text) return MM_JSON_FALLBACK;
+    memcpy(text, r->s + start, k - start);
+    text[k - start] = 0;
+    errno = 0;
+    if (integral) {
+        long long v = strtoll(text, NULL, 10);
+        if (errno != 0) return MM_JSON_FALLBACK;
+        lua_pushinteger(L, (lua_Integer)v);
+    } else {
+        double d = strtod(text, NULL);
+        if (errno != 0 || d != d || d > 1.7976931348623157e308 || d < -1.7976931348623157e308) return MM_JSON_FALLBACK;
+        lua_pushnumber(L, d);
+    }
+    r->i = k;
+    return MM_JSON_OK;
+}
+
+static int mm_json_read_value(lua_State *L, mm_json_reader *r, int depth) {
+    if (r->i >= r->n || depth >= 200 || !lua_checkstack(L, 3)) return MM_JSON_FALLBACK;
+    unsigned char c = r->s[r->i];
+    int rc;
+    switch (c) {
+    case '{':
+        r->i++;
+        lua_newtable(L);
+        mm_json_space(r);
+        if (r->i < r->n && r->s[r->i] == '}') { r->i++; return MM_JSON_OK; }
+        for (;;) {
+            mm_json_space(r);
+            if (r->i >= r->n || r->s[r->i] != '"') return MM_JSON_FALLBACK;
+            if ((rc = mm_json_read_string(L, r)) != MM_JSON_OK) return rc;
+            mm_json_space(r);
+            if (r->i >= r->n || r->s[r->i] != ':') return MM_JSON_FALLBACK;
+            r->i++;
+            mm_json_space(r);
+            if ((rc = mm_json_read_value(L, r, depth + 1)) != MM_JSON_OK) return rc;
+            lua_rawset(L, -3);
+            mm_json_space(r);
+            if (r->i >= r->n) return MM_JSON_FALLBACK;
+            if (r->s[r->i] == ',') { r->i++; continue; }
+            if (r->s[r->i] == '}') { r->i++; return MM_JSON_OK; }
+            return MM_JSON_FALLBACK;
+        }
+    case '[': {
+        r->i++;
+        lua_newtable(L);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, r->array_ref);
+        lua_setmetatable(L, -2);
+        mm_json_space(r);
+        if (r->i < r->n && r->s[r->i] == ']') { r->i++; return MM_JSON_OK; }
+        lua_Integer k = 0;
+        for (;;) {
+            mm_json_space(r);
+            if ((rc = mm_json_read_value(L, r, depth + 1)) != MM_JSON_OK) return rc;
+            lua_rawseti(L, -2, ++k);
+            mm_json_space(r);
+            if (r->i >= r->n) return MM_JSON_FALLBACK;
+            if (r->s[r->i] == ',') { r->i++; continue; }
+            if (r->s[r->i] == ']') { r->i++; return MM_JSON_OK; }
+            return MM_JSON_FALLBACK;
+        }
+    }
+    case '"':
+        return mm_json_read_string(L, r);
+    case 't':
+        if (r->n - r->i < 4 || memcmp(r->s + r->i, "true", 4) != 0) return MM_JSON_FALLBACK;
+        r->i += 4;
+        lua_pushboolean(L, 1);
+        return MM_JSON_OK;
+    case 'f':
+        if (r->n - r->i < 5 || memcmp(r->s + r->i, "false", 5) != 0) return MM_JSON_FALLBACK;
+        r->i += 5;
+        lua_pushboolean(L, 0);
+        return MM_JSON_OK;
+    case 'n':
+        if (r->n - r->i < 4 || memcmp(r->s + r->i, "null", 4) != 0) return MM_JSON_FALLBACK;
+        r->i += 4;
+        lua_pushlightuserdata(L, NULL);   // mock.null
+        return MM_JSON_OK;
+    default:
+        return mm_json_read_number(L, r);
+    }
+}
+
+/// Decodes `n` bytes of JSON and pushes the value (MM_JSON_OK), or pushes nothing and answers
+/// MM_JSON_FALLBACK. `scratch` holds unescaped strings.
+static inline int mm_json_decode(lua_State *L, const char *s, size_t n, int array_ref, mm_buf *scratch) {
+    int top = lua_gettop(L);
+    mm_json_reader r = { (const unsigned char *)s, n, 0, array_ref, scratch };
+    mm_buf_reset(scratch);
+    mm_json_space(&r);
+    int rc = mm_json_read_value(L, &r, 0);
+    if (rc == MM_JSON_OK) {
+        mm_json_space(&r);
+        if (r.i != r.n) rc = MM_JSON_FALLBACK;
+    }
+    if (rc != MM_JSON_OK) lua_settop(L, top);
     return rc;
 }
 

@@ -8,6 +8,17 @@ extension ScriptGeneration {
     /// integers stay integers. Leaves one value on the stack, or nothing and `false` when the
     /// bytes are not JSON.
     func pushDecodedJSON(_ bytes: [UInt8], _ stack: LuaStack) -> Bool {
+        // The C decoder takes unambiguous bodies; anything else (and every invalid body) is the
+        // Swift decoder's below.
+        let decoded = bytes.withUnsafeBufferPointer { b in
+            b.withMemoryRebound(to: CChar.self) { mm_json_decode(stack.L, $0.baseAddress, $0.count, refs.array, jsonBuffer) }
+        }
+        if decoded == MM_JSON_OK { return true }
+        return pushDecodedJSONInSwift(bytes, stack)
+    }
+
+    /// The Swift decoder alone: every body.
+    func pushDecodedJSONInSwift(_ bytes: [UInt8], _ stack: LuaStack) -> Bool {
         let top = stack.top
         let ok = bytes.withUnsafeBufferPointer { b -> Bool in
             var decoder = LuaJSONDecoder(b: b, stack: stack, arrayRef: refs.array)

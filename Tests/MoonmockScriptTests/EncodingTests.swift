@@ -95,3 +95,96 @@ struct EncodingTests {
         }
     }
 }
+
+@Suite("JSON decoding")
+struct DecodingDifferentialTests {
+    /// Deep equality in Lua: types, integer vs float, string bytes, metatables, table contents.
+    static let script = #"""
+    function same(a, b)
+      if type(a) ~= type(b) then return false end
+      if type(a) == "number" then return math.type(a) == math.type(b) and (a == b or (a ~= a and b ~= b)) end
+      if type(a) ~= "table" then return a == b end
+      if getmetatable(a) ~= getmetatable(b) then return false end
+      for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+      for k in pairs(b) do if a[k] == nil then return false end end
+      return true
+    end
+    """#
+
+    /// Seeded random JSON-ish texts: valid and invalid, every kind of number, string and nesting.
+    static func texts(_ count: Int) -> [[UInt8]] {
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func rand(_ n: Int) -> Int {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Int((seed >> 33) % UInt64(n))
+        }
+        let numbers = ["0", "-0", "7", "-12", "9223372036854775807", "-9223372036854775808", "9223372036854775808", "1.5", "-0.25",
+                       "1e5", "1E+5", "2.5e-3", "1e400", "1e-400", "01", "-", ".5", "1.", "1e", "3.0", "123456789012345678901234567890"]
+        let strings = [#""""#, #""a""#, #""User 7""#, #""line\nbreak""#, #""q\"uote""#, #""back\\slash""#, #""sl\/ash""#,
+                       #""tab\tand\r\b\f""#, #""caf\u00e9""#, #""\ud83d\ude00""#, #""\ud800x""#, "\"caf\u{e9}\"", "\"\u{1F600}\"",
+                       "\"raw\u{7}ctl\"", "\"bad\\q\"", "\"unterminated"]
+        let spaces = ["", " ", "\n", "\t ", "\r\n"]
+        func value(_ depth: Int) -> String {
+            switch rand(depth > 3 ? 6 : 8) {
+            case 0: return numbers[rand(numbers.count)]
+            case 1: return strings[rand(strings.count)]
+            case 2: return ["true", "false", "null", "tru", "nul"][rand(5)]
+            case 3, 4: return numbers[rand(numbers.count)]
+            case 5: return strings[rand(strings.count)]
+            case 6:
+                let items = (0..<rand(4)).map { _ in spaces[rand(5)] + value(depth + 1) + spaces[rand(5)] }
+                return "[" + items.joined(separator: ",") + (rand(20) == 0 ? "," : "") + "]"
+            default:
+                let members = (0..<rand(4)).map { _ in spaces[rand(5)] + strings[rand(8)] + spaces[rand(5)] + ":" + value(depth + 1) }
+                return "{" + members.joined(separator: ",") + (rand(20) == 0 ? "," : "") + "}"
+            }
+        }
+        var out: [[UInt8]] = []
+        for n in 0..<count {
+            var bytes = Array((spaces[rand(5)] + value(0) + spaces[rand(5)]).utf8)
+            if n % 50 == 0, !bytes.isEmpty { bytes.insert(0xFF, at: rand(bytes.count)) }   // invalid UTF-8 somewhere
+            if n % 97 == 0 { bytes += Array("x".utf8) }                                       // trailing garbage
+            out.append(bytes)
+        }
+        return out
+    }
+
+    @Test("the C decoder gives the Swift decoder's values when it decodes, and declines the rest")
+    func sameValues() throws {
+        let generation = try ScriptGeneration.load(source: Self.script, engine: Engine())
+        var takenByC = 0, validForSwift = 0
+        let bodies = Self.texts(4000) + [Array(#"{"operationName":"GetUser","variables":{"id":"7"},"query":"query { a }"}"#.utf8)]
+        try generation.withVM(nil) {
+            let stack = generation.vm.stack
+            let L = stack.L
+            let top = stack.top
+            defer { stack.top = top }
+            for body in bodies {
+                let text = String(decoding: body, as: UTF8.self)
+                let base = stack.top
+                let swiftOK = generation.pushDecodedJSONInSwift(body, stack)
+                #expect(stack.top == base + (swiftOK ? 1 : 0), "\(text)")
+                if swiftOK { validForSwift += 1 }
+                let cOK = body.withUnsafeBufferPointer { b in
+                    b.withMemoryRebound(to: CChar.self) { mm_json_decode(L, $0.baseAddress, $0.count, generation.refs.array, generation.jsonBuffer) }
+                } == MM_JSON_OK
+                #expect(stack.top == base + (swiftOK ? 1 : 0) + (cOK ? 1 : 0), "\(text)")
+                if cOK {
+                    takenByC += 1
+                    #expect(swiftOK, "C decoded what Swift refuses: \(text)")
+                    if swiftOK {
+                        lua_getglobal(L, "same")
+                        lua_pushvalue(L, -3)
+                        lua_pushvalue(L, -3)
+                        try generation.vm.call(arguments: 2, results: 1)
+                        #expect(stack.bool(at: -1), "different values for \(text)")
+                        stack.pop()
+                    }
+                }
+                #expect(generation.pushDecodedJSON(body, stack) == swiftOK, "\(text)")
+                stack.top = base
+            }
+        }
+        #expect(takenByC > 500 && takenByC < validForSwift, "C took \(takenByC) of \(validForSwift) valid bodies")
+    }
+}
