@@ -40,6 +40,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
 
     /// Reserves room for `count` fields (a transport that knows how many it will add).
+    ///
+    /// ```swift
+    /// var headers = HTTPHeaders()
+    /// headers.reserveCapacity(3)   // one allocation for the three fields that follow
+    /// ```
     public mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
 
     /// Sets `name` unless a field of that name exists.

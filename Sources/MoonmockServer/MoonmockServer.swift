@@ -82,6 +82,10 @@ public final class MoonmockServer: @unchecked Sendable {
     }
 
     /// Open connections of each worker thread (the kernel spreads new connections over them).
+    ///
+    /// ```swift
+    /// server.connectionsPerWorker   // [16, 17] with wrk's 32 connections and --threads 2
+    /// ```
     public var connectionsPerWorker: [Int] { state.withLock { $0.daemons.map { Int(mm_daemon_connections($0.pointer)) } } }
 
     /// Requests being handled (including delayed and held ones).
