@@ -102,12 +102,6 @@ static inline int mm_socket_port(int fd) {
 }
 
 // MHD_get_daemon_info is variadic and returns a union.
-static inline uint16_t mm_daemon_port(struct MHD_Daemon *d) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    return info ? info->port : 0;
-}
-
-// MHD_get_daemon_info is variadic and returns a union.
 static inline unsigned int mm_daemon_connections(struct MHD_Daemon *d) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     return info ? info->num_connections : 0;

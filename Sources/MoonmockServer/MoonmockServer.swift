@@ -119,7 +119,6 @@ public final class MoonmockServer: @unchecked Sendable {
         var started: [OpaquePointer] = []
         var port = configuration.port
         for _ in 0..<max(1, configuration.threads) {
-            if port != configuration.port { storage = sockaddr_storage(); _ = try Self.address(configuration.host, port, into: &storage) }
             let fd = withUnsafePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { mm_listen($0, socklen_t(length), 1024) }
             }
@@ -131,7 +130,10 @@ public final class MoonmockServer: @unchecked Sendable {
             }
             started.append(daemon)
             // Port 0: the first socket picked the port; the others join it.
-            if port == 0 { port = Int(mm_socket_port(fd)) }
+            if port == 0 {
+                port = Int(mm_socket_port(fd))
+                _ = try Self.address(configuration.host, port, into: &storage)
+            }
         }
         daemons = started
         state.withLock { $0.port = port }
