@@ -21,11 +21,13 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // Headers only (epoll, eventfd, TCP options) for the server's own HTTP/1.1 layer.
+        .systemLibrary(name: "CLinuxIO"),
         .target(name: "LuaBridge", dependencies: ["CLua"]),
         .target(name: "MoonmockCore"),
         .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
         .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript"]),
-        .target(name: "MoonmockServer", dependencies: ["MoonmockCore", "MoonmockScript", "CMicroHTTPD"]),
+        .target(name: "MoonmockServer", dependencies: ["MoonmockCore", "MoonmockScript", "CMicroHTTPD", "CLinuxIO"]),
         .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer"]),
         .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
         .testTarget(name: "LuaBridgeTests", dependencies: ["LuaBridge"]),

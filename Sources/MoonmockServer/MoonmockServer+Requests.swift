@@ -95,20 +95,28 @@ extension MoonmockServer {
 
         let request = makeRequest(connection, r, method)
         r.request = request
-        if request.path == AdminAPI.prefix || request.path.hasPrefix(AdminAPI.prefix + "/") {
+        let (response, delay) = answer(request)
+        if delay > 0 {
+            r.pending = response
+            suspend(connection, for: delay)
+            return MHD_Result.YES
+        }
+        return deliver(connection, r, response)
+    }
+
+    /// What the server answers, whichever HTTP layer carries the request: the admin API under
+    /// `/__moonmock/`, else the engine; with the request's log line.
+    func answer(_ request: MockRequest) -> (response: MockResponse, delayMilliseconds: Double) {
+        if request.path.utf8.starts(with: AdminAPI.prefix.utf8)
+            && (request.path.utf8.count == AdminAPI.prefix.utf8.count || request.path.hasPrefix(AdminAPI.prefix + "/")) {
             let response = admin.handle(request, server: self)
             log(request, status: response.status, rule: "admin", delay: 0)
-            return queue(connection, response)
+            return (response, 0)
         }
         let exchange = engine.handle(request)
         log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0,
             rule: exchange.ruleID, delay: exchange.delayMilliseconds)
-        if exchange.delayMilliseconds > 0 {
-            r.pending = exchange.response
-            suspend(connection, for: exchange.delayMilliseconds)
-            return MHD_Result.YES
-        }
-        return deliver(connection, r, exchange.response)
+        return (exchange.response, exchange.delayMilliseconds)
     }
 
     /// The request as the engine sees it: scheme from the transport, host from `Host`.

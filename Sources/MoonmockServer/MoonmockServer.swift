@@ -4,8 +4,10 @@ import MoonmockCore
 import MoonmockScript
 import Synchronization
 
-/// The socket transport: an HTTP/1.1 (and HTTPS) server on libmicrohttpd that runs every
-/// request through the same ``Engine`` as the in-process transport.
+/// The socket transport: an HTTP/1.1 server that runs every request through the same
+/// ``Engine`` as the in-process transport. Plain HTTP is served by Moonmock's own HTTP/1.1
+/// layer (one epoll loop per worker thread); HTTPS by libmicrohttpd with GnuTLS (see
+/// ``ServerConfiguration/httpLayer``).
 ///
 /// ```swift
 /// let engine = Engine()
@@ -37,7 +39,12 @@ public final class MoonmockServer: @unchecked Sendable {
         var port = 0
         var stopping = false
         var daemons: [UncheckedConnection] = []
+        /// The native layer's workers (plain HTTP).
+        var loops: [EventLoop] = []
     }
+    private var loops: [EventLoop] { state.withLock { $0.loops } }
+    /// Whether the server is running (on either HTTP layer).
+    private var isRunning: Bool { state.withLock { !$0.daemons.isEmpty || !$0.loops.isEmpty } }
     /// Requests being handled; counted on every request, so an atomic rather than the lock.
     private let inFlight = Atomic<Int>(0)
     /// Connections held open by the `timeout` fault, resumed (and closed) when the server stops.
@@ -86,7 +93,11 @@ public final class MoonmockServer: @unchecked Sendable {
     /// ```swift
     /// server.connectionsPerWorker   // [16, 17] with wrk's 32 connections and --threads 2
     /// ```
-    public var connectionsPerWorker: [Int] { state.withLock { $0.daemons.map { Int(mm_daemon_connections($0.pointer)) } } }
+    public var connectionsPerWorker: [Int] {
+        state.withLock { s in
+            s.loops.isEmpty ? s.daemons.map { Int(mm_daemon_connections($0.pointer)) } : s.loops.map { $0.connectionCount.load(ordering: .relaxed) }
+        }
+    }
 
     /// Requests being handled (including delayed and held ones).
     public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
@@ -98,7 +109,7 @@ public final class MoonmockServer: @unchecked Sendable {
     /// shared socket, the worker that wakes first accepts a whole burst of connections and the
     /// others may stay idle for as long as those connections live.
     public func start() throws {
-        guard daemons.isEmpty else { return }
+        guard !isRunning else { return }
         if (configuration.tlsCertificatePEM == nil) != (configuration.tlsKeyPEM == nil) {
             throw ServerError.configuration("TLS needs both a certificate and a key")
         }
@@ -116,6 +127,7 @@ public final class MoonmockServer: @unchecked Sendable {
                 throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port) (\(String(cString: strerror(errno))))")
             }
         }
+        if configuration.usesNativeLayer { return try startLoops(&storage, length) }
         var started: [OpaquePointer] = []
         var port = configuration.port
         for _ in 0..<max(1, configuration.threads) {
@@ -137,6 +149,39 @@ public final class MoonmockServer: @unchecked Sendable {
         }
         daemons = started
         state.withLock { $0.port = port }
+    }
+
+    /// One ``EventLoop`` per worker thread, each on its own socket of the group.
+    private func startLoops(_ storage: inout sockaddr_storage, _ length: Int) throws {
+        var started: [EventLoop] = []
+        var port = configuration.port
+        for _ in 0..<max(1, configuration.threads) {
+            let fd = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { mm_listen($0, socklen_t(length), 1024) }
+            }
+            guard fd >= 0 else {
+                let reason = String(cString: strerror(errno))
+                started.forEach { $0.discard() }
+                throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port) (\(reason))")
+            }
+            if port == 0 {
+                port = Int(mm_socket_port(fd))
+                _ = try Self.address(configuration.host, port, into: &storage)
+            }
+            let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+            do {
+                started.append(try EventLoop(server: self, listener: fd, authority: "\(host):\(port)"))
+            } catch {
+                close(fd)
+                started.forEach { $0.discard() }
+                throw error
+            }
+        }
+        state.withLock { s in
+            s.loops = started
+            s.port = port
+        }
+        for (index, loop) in started.enumerated() { loop.start(name: "moonmock-http-\(index)") }
     }
 
     /// A daemon with one internal thread serving the connections of the socket `fd`.
@@ -165,9 +210,19 @@ public final class MoonmockServer: @unchecked Sendable {
     /// Stops accepting, lets requests in flight finish (up to `drainSeconds`), releases held
     /// connections and closes everything. Safe to call twice.
     public func stop(drainSeconds: Double = 5) {
-        guard !daemons.isEmpty else { return }
+        guard isRunning else { return }
         state.withLock { $0.stopping = true }
         let deadline = Date().addingTimeInterval(drainSeconds)
+        let running = loops
+        if !running.isEmpty {
+            // Each loop closes its socket, its idle and held connections, and closes the others
+            // after their response.
+            running.forEach { $0.stopAccepting() }
+            while requestsInFlight > 0 && Date() < deadline { usleep(5_000) }
+            running.forEach { $0.exitAndJoin() }
+            state.withLock { $0.loops = [] }
+            return
+        }
         // Held (timeout fault) connections never finish by themselves: release them first.
         releaseHeldConnections()
         while requestsInFlight > 0 && Date() < deadline { usleep(5_000) }

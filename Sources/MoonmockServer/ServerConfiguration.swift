@@ -25,6 +25,25 @@ public struct ServerConfiguration: Sendable {
     public var log: RequestLogMode = .none
     /// Where log lines go (stdout by default).
     public var logSink: (@Sendable (String) -> Void)?
+    /// Which HTTP implementation serves plain HTTP (HTTPS is always libmicrohttpd's).
+    public var httpLayer: HTTPLayer = .native
+
+    /// The HTTP/1.1 implementation under ``MoonmockServer``.
+    ///
+    /// ```swift
+    /// var configuration = ServerConfiguration()
+    /// configuration.httpLayer = .libmicrohttpd   // the library, for comparison
+    /// ```
+    public enum HTTPLayer: String, Sendable, CaseIterable {
+        /// Moonmock's own: one epoll loop per worker, requests parsed in place, one `send` per
+        /// response.
+        case native
+        /// libmicrohttpd (always used for HTTPS).
+        case libmicrohttpd
+    }
+
+    /// Plain HTTP on the native layer.
+    var usesNativeLayer: Bool { httpLayer == .native && tlsCertificatePEM == nil }
 
     public init() {}
 

@@ -43,6 +43,8 @@ enum MoonmockCLI {
       --journal N            requests kept in the journal (default 1000)
       --admin-token TOKEN    require Authorization: Bearer TOKEN for /__moonmock/
       --max-body BYTES       larger request bodies get 413 (default 16777216)
+      --http-layer LAYER     plain HTTP on native (default; one epoll loop per thread)
+                             or libmicrohttpd (HTTPS always uses libmicrohttpd)
       --lib DIR              also look for require()d modules in DIR (repeatable)
       --no-watch             do not reload the script when it changes
       --unsafe               lift the sandbox (trusted local scripts only)

@@ -56,6 +56,12 @@ enum Serve {
                     let v = try value(arg)
                     guard let n = Int(v), n >= 0 else { throw UsageError("--max-body must be a number of bytes, got '\(v)'") }
                     configuration.maxBodyBytes = n
+                case "--http-layer":
+                    let v = try value(arg)
+                    guard let layer = ServerConfiguration.HTTPLayer(rawValue: v) else {
+                        throw UsageError("--http-layer must be native or libmicrohttpd, got '\(v)'")
+                    }
+                    configuration.httpLayer = layer
                 case "--no-watch": watch = false; i += 1
                 case "--bundle": bundle = try value(arg)
                 default:

@@ -43,7 +43,7 @@ struct ReloadServerTests {
     func inFlight() async throws {
         let f = try Fixture(#"mock.get("/v", mock.text("old", { delay = 600 }))"#)
         let port = f.server.port
-        let slow = Task.detached { RawHTTP.exchange(port, "GET /v HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") }
+        let slow = Task { await onThread { RawHTTP.exchange(port, "GET /v HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") } }
         try await Task.sleep(nanoseconds: 150_000_000)
         try f.write(#"mock.get("/v", "new")"#)
         var reloaded = false

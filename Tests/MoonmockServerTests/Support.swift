@@ -23,6 +23,14 @@ func startServer(_ script: String, configure: (inout ServerConfiguration) -> Voi
     return server
 }
 
+/// Runs blocking `work` on a thread of its own: blocking reads on the cooperative pool (two
+/// threads on a two-core machine) would hold up every other test's tasks, this one's included.
+func onThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: work()) }.start()
+    }
+}
+
 let plainSession: URLSession = {
     let c = URLSessionConfiguration.ephemeral
     c.timeoutIntervalForRequest = 10

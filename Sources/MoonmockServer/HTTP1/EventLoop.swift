@@ -1,0 +1,608 @@
+import CLinuxIO
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import MoonmockCore
+import Synchronization
+
+/// One worker of the server's own HTTP/1.1 layer: a thread with its own epoll instance, its own
+/// listening socket (one of a `SO_REUSEPORT` group, so the kernel spreads connections over the
+/// workers), its connections and its timers. A connection lives on one loop for its whole life,
+/// so nothing here is locked except the few commands other threads send (stop, release).
+///
+/// A request is read with one `recv`, parsed in place, answered by the engine on this thread
+/// and written with one `send`; delays, dribbled bodies and held connections are timers of
+/// this loop, never a blocked thread.
+final class EventLoop: @unchecked Sendable {
+    /// The server outlives its loops (``MoonmockServer/stop(drainSeconds:)`` joins them), and its
+    /// reference count is shared by every worker: not retained.
+    unowned(unsafe) let server: MoonmockServer
+    let epoll: Int32
+    private let wakeup: Int32
+    private var listener: Int32
+    /// Open connections, read by the health endpoint from other threads.
+    let connectionCount = Atomic<Int>(0)
+
+    private struct Commands {
+        var stopAccepting = false
+        var exit = false
+    }
+    private let commands = Mutex(Commands())
+    private let finished = DispatchSemaphore(value: 0)
+
+    // Owned by the loop's thread.
+    private var connections: [Connection?] = []
+    private var timers = TimerHeap()
+    private var nextSerial: UInt64 = 0
+    private var stopping = false
+    private var clock = HTTPDate()
+    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    private var output: [UInt8] = []
+    let defaultAuthority: String
+
+    private static let headLimit = 16 * 1024
+
+    /// Takes ownership of `listener` (a bound, listening socket).
+    init(server: MoonmockServer, listener: Int32, authority: String) throws {
+        self.server = server
+        self.listener = listener
+        self.defaultAuthority = authority
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wakeup = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard epoll >= 0, wakeup >= 0 else {
+            let reason = String(cString: strerror(errno))
+            if epoll >= 0 { close(epoll) }
+            if wakeup >= 0 { close(wakeup) }
+            throw ServerError.listen("cannot create an event loop (\(reason))")
+        }
+        _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
+        watch(listener, EPOLLIN.rawValue, add: true)
+        watch(wakeup, EPOLLIN.rawValue, add: true)
+        output.reserveCapacity(16 * 1024)
+    }
+
+    deinit {
+        scratch.deallocate()
+    }
+
+    /// Runs the loop on a thread of its own.
+    func start(name: String) {
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Stops accepting: closes the listening socket, the idle connections and the held ones;
+    /// connections with a request in progress are closed after their response.
+    func stopAccepting() {
+        commands.withLock { $0.stopAccepting = true }
+        poke()
+    }
+
+    /// Ends the loop (closing every connection) and waits for its thread.
+    func exitAndJoin() {
+        commands.withLock { $0.exit = true }
+        poke()
+        finished.wait()
+    }
+
+    /// Releases a loop whose thread never started (a later worker failed to start).
+    func discard() { shutDown() }
+
+    private func poke() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeup, &one, 8)
+    }
+
+    // MARK: the loop
+
+    private func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        var lastSweep = DispatchTime.now().uptimeNanoseconds
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            var timeout = 1000
+            if let next = timers.nextDeadline {
+                timeout = next <= now ? 0 : min(timeout, Int((next - now + 999_999) / 1_000_000))
+            }
+            let count = events.withUnsafeMutableBufferPointer { epoll_wait(epoll, $0.baseAddress, Int32($0.count), Int32(timeout)) }
+            if count < 0 && errno != EINTR { break }
+            for i in 0..<max(0, Int(count)) {
+                let event = events[i]
+                let fd = Int32(truncatingIfNeeded: event.data.u64)
+                if fd == listener { accept() } else if fd == wakeup {
+                    if handleCommands() { return shutDown() }
+                } else {
+                    handle(fd, event.events)
+                }
+            }
+            let after = DispatchTime.now().uptimeNanoseconds
+            fireTimers(after)
+            if after - lastSweep >= 1_000_000_000 {
+                lastSweep = after
+                sweepIdle(after)
+            }
+        }
+        shutDown()
+    }
+
+    /// `true` when the loop should end.
+    private func handleCommands() -> Bool {
+        var value: UInt64 = 0
+        _ = read(wakeup, &value, 8)
+        let pending = commands.withLock { c in
+            defer { c.stopAccepting = false }
+            return c
+        }
+        if pending.stopAccepting && !stopping {
+            stopping = true
+            if listener >= 0 {
+                epoll_ctl(epoll, EPOLL_CTL_DEL, listener, nil)
+                close(listener)
+                listener = -1
+            }
+            for case let connection? in connections {
+                switch connection.state {
+                case .held: closeConnection(connection)
+                case .head where connection.input.isEmpty && connection.pending.isEmpty: closeConnection(connection)
+                default: connection.keepAlive = false
+                }
+            }
+        }
+        return pending.exit
+    }
+
+    private func shutDown() {
+        if listener >= 0 { close(listener); listener = -1 }
+        for case let connection? in connections { closeConnection(connection) }
+        close(epoll)
+        close(wakeup)
+    }
+
+    private func accept() {
+        while true {
+            let fd = accept4(listener, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+            if fd < 0 { return }   // EAGAIN, or an aborted connection: nothing to do
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            nextSerial += 1
+            let connection = Connection(fd: fd, serial: nextSerial, now: DispatchTime.now().uptimeNanoseconds)
+            if Int(fd) >= connections.count { connections += Array(repeating: nil, count: Int(fd) + 64 - connections.count) }
+            connections[Int(fd)] = connection
+            connectionCount.add(1, ordering: .relaxed)
+            watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue, add: true)
+        }
+    }
+
+    private func watch(_ fd: Int32, _ mask: UInt32, add: Bool) {
+        var event = epoll_event()
+        event.events = mask
+        event.data.u64 = UInt64(UInt32(bitPattern: fd))
+        epoll_ctl(epoll, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event)
+    }
+
+    private func handle(_ fd: Int32, _ mask: UInt32) {
+        guard Int(fd) < connections.count, let connection = connections[Int(fd)] else { return }
+        if mask & EPOLLOUT.rawValue != 0 {
+            flush(connection)
+            if connection.closed { return }
+        }
+        if mask & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            readable(connection)
+        }
+    }
+
+    // MARK: reading
+
+    private func readable(_ c: Connection) {
+        while !c.closed {
+            let n = recv(c.fd, scratch.baseAddress, scratch.count, 0)
+            if n == 0 { return closeConnection(c) }   // the client closed (a request in progress is abandoned)
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno != EAGAIN && errno != EWOULDBLOCK { closeConnection(c) }
+                return
+            }
+            c.lastActivity = DispatchTime.now().uptimeNanoseconds
+            let chunk = UnsafeRawBufferPointer(start: scratch.baseAddress, count: n)
+            if c.input.isEmpty {
+                // The common case: the whole request in one read, parsed where it landed.
+                let used = process(c, chunk)
+                if !c.closed && used < n { c.input.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[used...])) }
+            } else {
+                c.input.append(contentsOf: chunk)
+                resume(c)
+            }
+            if !c.closed && c.input.count > Self.headLimit * 4 && !c.isReading {
+                // A client sending ahead while its response waits: stop reading until it is due.
+                c.readPaused = true
+                updateInterest(c)
+            }
+            if n < scratch.count { return }
+        }
+    }
+
+    /// Processes what the connection has buffered.
+    private func resume(_ c: Connection) {
+        guard !c.input.isEmpty, c.isReading else { return }
+        let used = c.input.withUnsafeBytes { process(c, $0) }
+        if !c.closed { c.input.removeFirst(min(used, c.input.count)) }
+    }
+
+    /// Consumes requests from `bytes` while the connection is reading; returns the bytes used.
+    private func process(_ c: Connection, _ bytes: UnsafeRawBufferPointer) -> Int {
+        var used = 0
+        while !c.closed {
+            switch c.state {
+            case .head:
+                guard used < bytes.count else { return used }
+                switch RequestHead.parse(UnsafeRawBufferPointer(rebasing: bytes[used...]), limit: Self.headLimit) {
+                case .incomplete:
+                    return used
+                case .invalid(let status, let message):
+                    server.requestStarted()
+                    c.active = true
+                    c.keepAlive = false
+                    send(c, .json(.object(["error": .string(message)]), status: status), head: false, http10: false)
+                    return bytes.count
+                case .complete(let head, let length):
+                    used += length
+                    server.requestStarted()
+                    c.active = true
+                    c.keepAlive = head.keepAlive && !stopping
+                    let limit = server.configuration.maxBodyBytes
+                    if head.chunked {
+                        c.state = .chunked(head, ChunkedBody(limit: limit), [])
+                        if head.expectContinue && used == bytes.count { write(c, ResponseHead.continueLine) }
+                    } else if let length = head.contentLength, length > 0 {
+                        if length > limit {
+                            c.keepAlive = false
+                            send(c, server.tooLarge(), head: false, http10: head.minorVersion == 0)
+                            return bytes.count
+                        }
+                        if bytes.count - used >= length {
+                            let body = Array(UnsafeRawBufferPointer(rebasing: bytes[used..<(used + length)]))
+                            used += length
+                            dispatch(c, head, body)
+                        } else {
+                            var body: [UInt8] = []
+                            body.reserveCapacity(min(length, 1 << 20))
+                            c.state = .body(head, body, length)
+                            if head.expectContinue && used == bytes.count { write(c, ResponseHead.continueLine) }
+                        }
+                    } else {
+                        dispatch(c, head, [])
+                    }
+                }
+            case .body(let head, var body, let length):
+                let take = min(length - body.count, bytes.count - used)
+                c.state = .head   // not holding a second reference to the body while appending
+                body.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[used..<(used + take)]))
+                used += take
+                if body.count < length {
+                    c.state = .body(head, body, length)
+                    return used
+                }
+                dispatch(c, head, body)
+            case .chunked(let head, var decoder, var body):
+                c.state = .head
+                switch decoder.feed(UnsafeRawBufferPointer(rebasing: bytes[used...]), into: &body) {
+                case .needMore:
+                    c.state = .chunked(head, decoder, body)
+                    return bytes.count
+                case .done(let consumed):
+                    used += consumed
+                    dispatch(c, head, body)
+                case .invalid(let message):
+                    c.keepAlive = false
+                    send(c, .json(.object(["error": .string(message)]), status: 400), head: false, http10: head.minorVersion == 0)
+                    return bytes.count
+                case .tooLarge:
+                    c.keepAlive = false
+                    send(c, server.tooLarge(), head: false, http10: head.minorVersion == 0)
+                    return bytes.count
+                }
+            case .delayed, .held, .dribbling:
+                return used
+            }
+        }
+        return bytes.count
+    }
+
+    /// Runs a complete request through the server and acts on the answer.
+    private func dispatch(_ c: Connection, _ head: RequestHead, _ body: [UInt8]) {
+        c.state = .head
+        let authority = head.headers["host"] ?? defaultAuthority
+        let request = MockRequest(method: head.method, scheme: "http", authority: authority, target: head.target,
+                                  headers: head.headers, body: body)
+        let isHead = head.method == "HEAD"
+        let http10 = head.minorVersion == 0
+        let (response, delay) = server.answer(request)
+        if delay > 0 {
+            c.state = .delayed(response, isHead, http10)
+            schedule(c, after: delay / 1000)
+            return
+        }
+        deliver(c, response, head: isHead, http10: http10)
+    }
+
+    // MARK: answering
+
+    /// Sends `response`, or acts out its fault on the wire (see ``MoonmockServer/deliver(_:_:_:)``
+    /// for the libmicrohttpd side; the two behave alike).
+    private func deliver(_ c: Connection, _ response: MockResponse, head: Bool, http10: Bool) {
+        switch response.fault {
+        case nil:
+            send(c, response, head: head, http10: http10)
+        case .connectionReset?, .error?:
+            // SO_LINGER {on, 0}: close sends a RST instead of a FIN.
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            closeConnection(c)
+        case .emptyResponse?:
+            closeConnection(c)
+        case .timeout?:
+            if stopping { return closeConnection(c) }
+            c.state = .held
+        case .malformedChunk?:
+            // Half the body in a proper chunk, then the stream breaks off without its last chunk.
+            let body = response.body.isEmpty ? Array("{\"partial\":".utf8) : response.body
+            let half = max(1, body.count / 2)
+            output.removeAll(keepingCapacity: true)
+            ResponseHead.append(status: response.status, headers: response.headers, framing: .chunked, connection: .close,
+                                date: clock.now(), into: &output)
+            ResponseHead.appendHex(half, into: &output)
+            output.append(contentsOf: ResponseHead.crlf)
+            output.append(contentsOf: body[0..<half])
+            output.append(contentsOf: ResponseHead.crlf)
+            c.keepAlive = false
+            write(c, output)
+            finishRequest(c)
+        case .dribble(let bytesPerSecond)?:
+            output.removeAll(keepingCapacity: true)
+            let keepAlive = c.keepAlive && !stopping
+            ResponseHead.append(status: response.status, headers: response.headers, framing: .length(response.body.count),
+                                connection: keepAlive ? (http10 ? .keepAlive10 : .keepAlive11) : .close,
+                                date: clock.now(), into: &output)
+            write(c, output)
+            if c.closed { return }
+            c.state = .dribbling(head ? [] : response.body, 0, max(1, bytesPerSecond))
+            dribble(c)
+        }
+    }
+
+    /// Writes a whole response and finishes the request.
+    private func send(_ c: Connection, _ response: MockResponse, head: Bool, http10: Bool) {
+        let keepAlive = c.keepAlive && !stopping
+        c.keepAlive = keepAlive
+        output.removeAll(keepingCapacity: true)
+        let noBody = ResponseHead.hasNoBody(response.status)
+        ResponseHead.append(status: response.status, headers: response.headers,
+                            framing: noBody ? .none : .length(response.body.count),
+                            connection: keepAlive ? (http10 ? .keepAlive10 : .keepAlive11) : .close,
+                            date: clock.now(), into: &output)
+        if !head && !noBody { output.append(contentsOf: response.body) }
+        write(c, output)
+        finishRequest(c)
+    }
+
+    /// The next slice of a dribbled body, then a timer for the one after.
+    private func dribble(_ c: Connection) {
+        guard case .dribbling(let body, let offset, let bytesPerSecond) = c.state else { return }
+        if offset >= body.count {
+            c.state = .head
+            finishRequest(c)
+            return
+        }
+        let slice = max(1, min(bytesPerSecond / 10, body.count - offset))
+        write(c, Array(body[offset..<(offset + slice)]))
+        if c.closed { return }
+        c.state = .dribbling(body, offset + slice, bytesPerSecond)
+        schedule(c, after: Double(slice) / Double(bytesPerSecond))
+    }
+
+    /// The request's answer has been handed over: the connection reads the next one, or closes.
+    private func finishRequest(_ c: Connection) {
+        if c.active {
+            c.active = false
+            server.requestFinished()
+        }
+        if c.closed { return }
+        if !c.keepAlive {
+            if c.pending.isEmpty { closeConnection(c) } else { c.closeWhenFlushed = true }
+            return
+        }
+        c.state = .head
+        if c.readPaused {
+            c.readPaused = false
+            updateInterest(c)
+        }
+    }
+
+    // MARK: writing
+
+    /// Sends `bytes` now, or queues what the socket does not take and waits for it to drain.
+    private func write(_ c: Connection, _ bytes: [UInt8]) {
+        if c.closed { return }
+        if !c.pending.isEmpty {
+            c.pending.append(contentsOf: bytes)
+            return
+        }
+        var sent = 0
+        bytes.withUnsafeBytes { raw in
+            while sent < raw.count {
+                let n = Glibc.send(c.fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+                if n > 0 { sent += n; continue }
+                if n < 0 && errno == EINTR { continue }
+                break
+            }
+        }
+        if sent == bytes.count { return }
+        if errno != EAGAIN && errno != EWOULDBLOCK { return closeConnection(c) }
+        c.pending = Array(bytes[sent...])
+        updateInterest(c)
+    }
+
+    private func flush(_ c: Connection) {
+        let pending = c.pending
+        c.pending = []
+        write(c, pending)
+        if c.closed { return }
+        if c.pending.isEmpty {
+            updateInterest(c)
+            if c.closeWhenFlushed { closeConnection(c) }
+        }
+    }
+
+    private func updateInterest(_ c: Connection) {
+        var mask = EPOLLRDHUP.rawValue
+        if !c.readPaused { mask |= EPOLLIN.rawValue }
+        if !c.pending.isEmpty { mask |= EPOLLOUT.rawValue }
+        if mask != c.interest {
+            c.interest = mask
+            watch(c.fd, mask, add: false)
+        }
+    }
+
+    private func closeConnection(_ c: Connection) {
+        guard !c.closed else { return }
+        c.closed = true
+        if c.active {
+            c.active = false
+            server.requestFinished()
+        }
+        epoll_ctl(epoll, EPOLL_CTL_DEL, c.fd, nil)
+        close(c.fd)
+        connections[Int(c.fd)] = nil
+        connectionCount.subtract(1, ordering: .relaxed)
+    }
+
+    // MARK: timers
+
+    private func schedule(_ c: Connection, after seconds: Double) {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
+        timers.push(TimerHeap.Entry(deadline: deadline, fd: c.fd, serial: c.serial))
+    }
+
+    private func fireTimers(_ now: UInt64) {
+        while let entry = timers.popDue(now) {
+            guard Int(entry.fd) < connections.count, let c = connections[Int(entry.fd)], c.serial == entry.serial else { continue }
+            switch c.state {
+            case .delayed(let response, let head, let http10):
+                c.state = .head
+                deliver(c, response, head: head, http10: http10)
+                if !c.closed, c.isReading { resume(c) }
+            case .dribbling:
+                dribble(c)
+                if !c.closed, c.isReading { resume(c) }
+            default:
+                break
+            }
+        }
+    }
+
+    /// Closes connections that have been idle (or stuck in a request head or body) for longer
+    /// than the configured idle timeout.
+    private func sweepIdle(_ now: UInt64) {
+        let limit = UInt64(max(1, server.configuration.idleTimeout)) * 1_000_000_000
+        for case let c? in connections where c.isReading && c.pending.isEmpty && now - c.lastActivity > limit {
+            closeConnection(c)
+        }
+    }
+}
+
+/// One client connection of an ``EventLoop``.
+final class Connection {
+    enum State {
+        /// Waiting for (the rest of) a request head.
+        case head
+        /// Reading a `Content-Length` body.
+        case body(RequestHead, [UInt8], Int)
+        /// Reading a chunked body.
+        case chunked(RequestHead, ChunkedBody, [UInt8])
+        /// The answer waits for its delay: (response, HEAD request, HTTP/1.0).
+        case delayed(MockResponse, Bool, Bool)
+        /// The `timeout` fault: never answered.
+        case held
+        /// A body sent slice by slice: (body, next offset, bytes per second).
+        case dribbling([UInt8], Int, Int)
+    }
+
+    let fd: Int32
+    let serial: UInt64
+    var state = State.head
+    /// Received bytes not yet consumed.
+    var input: [UInt8] = []
+    /// Response bytes the socket has not taken yet.
+    var pending: [UInt8] = []
+    var keepAlive = true
+    var closeWhenFlushed = false
+    /// A request is in progress (counted in the server's requests in flight).
+    var active = false
+    var closed = false
+    var readPaused = false
+    var interest: UInt32 = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+    var lastActivity: UInt64
+
+    init(fd: Int32, serial: UInt64, now: UInt64) {
+        self.fd = fd
+        self.serial = serial
+        self.lastActivity = now
+    }
+
+    /// Whether input is being turned into requests (not waiting on an answer).
+    var isReading: Bool {
+        switch state {
+        case .head, .body, .chunked: return true
+        case .delayed, .held, .dribbling: return false
+        }
+    }
+}
+
+/// Deadlines of one loop, earliest first; entries of closed or reused connections are skipped
+/// when they come due (the serial tells a reused descriptor apart).
+struct TimerHeap {
+    struct Entry {
+        let deadline: UInt64
+        let fd: Int32
+        let serial: UInt64
+    }
+
+    private var heap: [Entry] = []
+
+    var nextDeadline: UInt64? { heap.first?.deadline }
+
+    mutating func push(_ entry: Entry) {
+        heap.append(entry)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            if heap[parent].deadline <= heap[child].deadline { break }
+            heap.swapAt(parent, child)
+            child = parent
+        }
+    }
+
+    /// The earliest entry if it is due by `now`.
+    mutating func popDue(_ now: UInt64) -> Entry? {
+        guard let first = heap.first, first.deadline <= now else { return nil }
+        let last = heap.removeLast()
+        if heap.isEmpty { return first }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = parent * 2 + 1, right = left + 1
+            var smallest = parent
+            if left < heap.count && heap[left].deadline < heap[smallest].deadline { smallest = left }
+            if right < heap.count && heap[right].deadline < heap[smallest].deadline { smallest = right }
+            if smallest == parent { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return first
+    }
+}

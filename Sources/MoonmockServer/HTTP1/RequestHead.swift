@@ -1,0 +1,217 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import MoonmockCore
+
+/// A parsed HTTP/1.x request line and header section: what the server's own HTTP layer needs to
+/// frame the body and decide whether the connection stays open.
+///
+/// ```swift
+/// let text = Array("GET /users/7 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+/// if case .complete(let head, let length) = text.withUnsafeBytes({ RequestHead.parse($0, limit: 16384) }) {
+///     head.method   // "GET"
+///     length        // 35: where the body (or the next request) starts
+/// }
+/// ```
+struct RequestHead {
+    var method: String
+    /// The request target as sent (origin form: path and query).
+    var target: String
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    var minorVersion: Int
+    var headers: HTTPHeaders
+    /// `Content-Length`, when given.
+    var contentLength: Int?
+    /// `Transfer-Encoding: chunked`.
+    var chunked = false
+    /// Whether the client lets the connection stay open (HTTP/1.1 unless `Connection: close`,
+    /// HTTP/1.0 only with `Connection: keep-alive`).
+    var keepAlive: Bool
+    /// `Expect: 100-continue`: the client waits for a `100 Continue` before sending the body.
+    var expectContinue = false
+
+    /// The outcome of reading a header section from the start of a buffer.
+    enum Parse {
+        /// No blank line yet: read more.
+        case incomplete
+        /// The head, and how many bytes it took (the body starts there).
+        case complete(RequestHead, Int)
+        /// Not acceptable: answer `status` with `message` and close.
+        case invalid(status: Int, message: String)
+    }
+
+    /// Parses the request line and headers at the start of `bytes`; `limit` bounds the header
+    /// section (431 beyond it). Leading empty lines are skipped, bare-LF line ends accepted,
+    /// obsolete line folding and anything that could smuggle a second request are refused.
+    static func parse(_ bytes: UnsafeRawBufferPointer, limit: Int) -> Parse {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return .incomplete }
+        let count = bytes.count
+        var position = 0
+        // RFC 9112 §2.2: ignore at least one empty line before the request line.
+        while position < count && (base[position] == cr || base[position] == lf) { position += 1 }
+        if position == count { return count > limit ? .invalid(status: 400, message: "no request line") : .incomplete }
+
+        // Every line of the section first: nothing is built until the blank line has arrived.
+        guard let first = nextLine(base, from: position, count: count) else {
+            return count - position > limit ? .invalid(status: 431, message: "request line longer than \(limit) bytes") : .incomplete
+        }
+        let lines = first
+        var scan = first.next
+        var fieldCount = 0
+        while true {
+            guard let line = nextLine(base, from: scan, count: count) else {
+                return count - position > limit ? .invalid(status: 431, message: "header section larger than \(limit) bytes") : .incomplete
+            }
+            scan = line.next
+            if line.end == line.start { break }
+            fieldCount += 1
+        }
+        if scan - position > limit { return .invalid(status: 431, message: "header section larger than \(limit) bytes") }
+
+        // Request line: method SP target SP HTTP-version.
+        let lineStart = lines.start, lineEnd = lines.end
+        var sp1 = lineStart
+        while sp1 < lineEnd && base[sp1] != space { sp1 += 1 }
+        var sp2 = sp1 + 1
+        while sp2 < lineEnd && base[sp2] != space { sp2 += 1 }
+        guard sp1 > lineStart, sp1 < lineEnd, sp2 > sp1 + 1, sp2 < lineEnd else {
+            return .invalid(status: 400, message: "malformed request line")
+        }
+        for i in lineStart..<sp1 where !isToken(base[i]) { return .invalid(status: 400, message: "malformed method") }
+        for i in (sp1 + 1)..<sp2 where base[i] <= space || base[i] == 0x7F {
+            return .invalid(status: 400, message: "malformed request target")
+        }
+        let version = UnsafeRawBufferPointer(start: base + sp2 + 1, count: lineEnd - sp2 - 1)
+        let minor: Int
+        if version.elementsEqual(http11) { minor = 1 } else if version.elementsEqual(http10) { minor = 0 } else {
+            if version.count == 8 && version.starts(with: "HTTP/".utf8) && isDigit(version[5]) && version[6] == UInt8(ascii: ".") && isDigit(version[7]) {
+                return .invalid(status: 505, message: "HTTP version not supported")
+            }
+            return .invalid(status: 400, message: "malformed HTTP version")
+        }
+        var head = RequestHead(method: string(base, lineStart, sp1), target: string(base, sp1 + 1, sp2), minorVersion: minor,
+                               headers: HTTPHeaders(), keepAlive: minor == 1)
+        head.headers.reserveCapacity(fieldCount)
+
+        // Header fields: name ":" OWS value OWS.
+        var connectionClose = false, connectionKeepAlive = false, transferEncoding = false
+        var cursor = lines.next
+        while let line = nextLine(base, from: cursor, count: count), line.end > line.start {
+            cursor = line.next
+            if base[line.start] == space || base[line.start] == tab {
+                return .invalid(status: 400, message: "obsolete line folding in the header section")
+            }
+            var colon = line.start
+            while colon < line.end && base[colon] != colonByte { colon += 1 }
+            guard colon > line.start, colon < line.end else { return .invalid(status: 400, message: "malformed header field") }
+            for i in line.start..<colon where !isToken(base[i]) { return .invalid(status: 400, message: "malformed header field name") }
+            var valueStart = colon + 1, valueEnd = line.end
+            while valueStart < valueEnd && (base[valueStart] == space || base[valueStart] == tab) { valueStart += 1 }
+            while valueEnd > valueStart && (base[valueEnd - 1] == space || base[valueEnd - 1] == tab) { valueEnd -= 1 }
+            for i in valueStart..<valueEnd where base[i] == cr || base[i] == 0 {
+                return .invalid(status: 400, message: "control character in a header value")
+            }
+            let name = UnsafeRawBufferPointer(start: base + line.start, count: colon - line.start)
+            let value = UnsafeRawBufferPointer(start: base + valueStart, count: valueEnd - valueStart)
+            switch name.count {
+            case 14 where equalsLowercased(name, "content-length"):
+                var length = 0
+                guard !value.isEmpty, value.count <= 18 else { return .invalid(status: 400, message: "invalid Content-Length") }
+                for byte in value {
+                    guard isDigit(byte) else { return .invalid(status: 400, message: "invalid Content-Length") }
+                    length = length * 10 + Int(byte - UInt8(ascii: "0"))
+                }
+                if let earlier = head.contentLength, earlier != length {
+                    return .invalid(status: 400, message: "conflicting Content-Length fields")
+                }
+                head.contentLength = length
+            case 17 where equalsLowercased(name, "transfer-encoding"):
+                // Only chunked is understood, and it must come last (RFC 9112 §6.3).
+                transferEncoding = true
+                let codings = String(decoding: value, as: UTF8.self).split(separator: ",").map {
+                    $0.trimmingSpaces.asciiLowercased
+                }
+                if codings.last != "chunked" || codings.dropLast().contains("chunked") {
+                    return .invalid(status: 501, message: "unsupported Transfer-Encoding '\(String(decoding: value, as: UTF8.self))'")
+                }
+                head.chunked = true
+            case 10 where equalsLowercased(name, "connection"):
+                for token in String(decoding: value, as: UTF8.self).split(separator: ",") {
+                    switch token.trimmingSpaces.asciiLowercased {
+                    case "close": connectionClose = true
+                    case "keep-alive": connectionKeepAlive = true
+                    default: break
+                    }
+                }
+            case 6 where equalsLowercased(name, "expect"):
+                guard equalsLowercased(value, "100-continue") else {
+                    return .invalid(status: 417, message: "unsupported Expect '\(String(decoding: value, as: UTF8.self))'")
+                }
+                head.expectContinue = true
+            default:
+                break
+            }
+            head.headers.add(string(base, line.start, colon), string(base, valueStart, valueEnd))
+        }
+        if transferEncoding && head.contentLength != nil {
+            return .invalid(status: 400, message: "both Content-Length and Transfer-Encoding")
+        }
+        if connectionClose { head.keepAlive = false } else if connectionKeepAlive { head.keepAlive = true }
+        return .complete(head, scan)
+    }
+
+    /// The line starting at `from`: its content range (CR stripped) and where the next begins;
+    /// `nil` when no LF has arrived yet.
+    @inline(__always)
+    private static func nextLine(_ base: UnsafePointer<UInt8>, from: Int, count: Int) -> (start: Int, end: Int, next: Int)? {
+        guard from < count, let found = memchr(base + from, Int32(lf), count - from) else { return nil }
+        let lfAt = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+        let end = lfAt > from && base[lfAt - 1] == cr ? lfAt - 1 : lfAt
+        return (from, end, lfAt + 1)
+    }
+
+    @inline(__always)
+    private static func string(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String {
+        String(decoding: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self)
+    }
+
+    /// Whether `bytes`, lowercased, spell `lowercase`.
+    @inline(__always)
+    static func equalsLowercased(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = lowercase.utf8Start
+        for i in 0..<bytes.count {
+            var byte = bytes[i]
+            if byte >= 0x41 && byte <= 0x5A { byte |= 0x20 }
+            if byte != expected[i] { return false }
+        }
+        return true
+    }
+
+    /// RFC 9110 `tchar`.
+    @inline(__always)
+    private static func isToken(_ byte: UInt8) -> Bool { tokenTable[Int(byte)] }
+    @inline(__always)
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    private static let tokenTable: [Bool] = (0..<256).map { b in
+        (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || "!#$%&'*+-.^_`|~".utf8.contains(UInt8(b))
+    }
+    private static let http11 = Array("HTTP/1.1".utf8)
+    private static let http10 = Array("HTTP/1.0".utf8)
+}
+
+private let cr = UInt8(ascii: "\r"), lf = UInt8(ascii: "\n"), space = UInt8(ascii: " "), tab = UInt8(ascii: "\t")
+private let colonByte = UInt8(ascii: ":")
+
+extension Substring {
+    /// Without leading and trailing spaces and tabs.
+    var trimmingSpaces: Substring {
+        var s = self
+        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
+        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
+        return s
+    }
+
+    var asciiLowercased: String { String(self).asciiLowercased }
+}

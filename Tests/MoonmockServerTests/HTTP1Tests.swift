@@ -1,0 +1,189 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import MoonmockCore
+@testable import MoonmockServer
+import Testing
+
+/// The native HTTP/1.1 layer on the wire: framing a client relies on.
+@Suite("HTTP/1.1 layer")
+struct HTTP1Tests {
+    @Test("pipelined requests on one connection are answered in order")
+    func pipelining() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let r = RawHTTP.exchange(server.port, "GET /users/1 HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+            + "GET /users/3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let text = r.text
+        let bodies = ["\"name\":\"User 1\"", "\"body\":\"abc\"", "\"name\":\"User 3\""].map { text.range(of: $0)?.lowerBound }
+        #expect(bodies.allSatisfy { $0 != nil }, "\(text)")
+        #expect(bodies.compactMap { $0 } == bodies.compactMap { $0 }.sorted())
+        #expect(text.components(separatedBy: "HTTP/1.1 200 OK").count == 4)
+        #expect(!r.timedOut)   // closed after the third, as asked
+    }
+
+    @Test("a chunked request body is decoded, however it is split over packets")
+    func chunkedBody() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let fd = RawHTTP.connect(server.port)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        let parts = ["POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n4\r\nMo",
+                     "on\r\n5;ext=1\r\nmock!\r", "\n0\r\nX-Trailer: y\r\n\r\n"]
+        for part in parts {
+            _ = Array(part.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            usleep(30_000)
+        }
+        let text = RawHTTP.readAll(fd)
+        #expect(text.hasPrefix("HTTP/1.1 200"))
+        #expect(text.contains(#""body":"Moonmock!""#) && text.contains(#""len":9"#), "\(text)")
+    }
+
+    @Test("Expect: 100-continue gets 100 Continue before the body is sent")
+    func expectContinue() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let fd = RawHTTP.connect(server.port)
+        defer { close(fd) }
+        let head = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+        _ = Array(head.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        var tv = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        let n = read(fd, &buffer, buffer.count)
+        #expect(String(decoding: buffer[0..<max(0, n)], as: UTF8.self) == "HTTP/1.1 100 Continue\r\n\r\n")
+        _ = Array("hello".utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let text = RawHTTP.readAll(fd)
+        #expect(text.hasPrefix("HTTP/1.1 200") && text.contains(#""body":"hello""#), "\(text)")
+    }
+
+    @Test("HTTP/1.0 closes unless asked to keep the connection alive")
+    func http10() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let closing = RawHTTP.exchange(server.port, "GET /users/7 HTTP/1.0\r\n\r\n", timeout: 2)
+        #expect(closing.text.hasPrefix("HTTP/1.1 200") && closing.text.contains("Connection: close") && !closing.timedOut)
+        let kept = RawHTTP.exchange(server.port, "GET /users/7 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", timeout: 0.5)
+        #expect(kept.text.contains("Connection: keep-alive") && kept.timedOut)
+    }
+
+    @Test("requests the layer refuses get a status that says why, and the connection closes")
+    func refused() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let huge = RawHTTP.exchange(server.port, "GET /users/7 HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n")
+        #expect(huge.text.hasPrefix("HTTP/1.1 431"))
+        let version = RawHTTP.exchange(server.port, "GET /users/7 HTTP/2.0\r\nHost: x\r\n\r\n")
+        #expect(version.text.hasPrefix("HTTP/1.1 505"))
+        let smuggle = RawHTTP.exchange(server.port,
+            "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+        #expect(smuggle.text.hasPrefix("HTTP/1.1 400"))
+        let folded = RawHTTP.exchange(server.port, "GET /users/7 HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n  folded\r\n\r\n")
+        #expect(folded.text.hasPrefix("HTTP/1.1 400"))
+        let coding = RawHTTP.exchange(server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n")
+        #expect(coding.text.hasPrefix("HTTP/1.1 501"))
+        // The server is still serving.
+        #expect(RawHTTP.exchange(server.port, "GET /users/2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text.hasPrefix("HTTP/1.1 200"))
+    }
+
+    @Test("a response larger than the socket buffer arrives whole to a slow reader")
+    func largeResponse() throws {
+        let size = 8 << 20
+        let engine = Engine()
+        try engine.loadScript(source: "mock.get('/big', mock.text(string.rep('x', \(size))))")
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        let server = MoonmockServer(engine: engine, configuration: configuration)
+        try server.start()
+        defer { server.stop() }
+        let fd = RawHTTP.connect(server.port)
+        defer { close(fd) }
+        _ = Array("GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        usleep(200_000)   // the server fills the socket and waits for it to drain
+        let text = RawHTTP.readAll(fd)
+        #expect(text.hasPrefix("HTTP/1.1 200") && text.contains("Content-Length: \(size)\r\n"))
+        #expect(text.utf8.count - (text.range(of: "\r\n\r\n").map { text.utf8.distance(from: text.startIndex, to: $0.upperBound) } ?? 0) == size)
+    }
+
+    @Test("CR and LF in a script's header value cannot start a header of their own")
+    func headerInjection() throws {
+        let engine = Engine()
+        try engine.loadScript(source: #"mock.get('/x', mock.text('ok', { headers = { ['X-Note'] = 'a\r\nSet-Cookie: evil=1' } }))"#)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        let server = MoonmockServer(engine: engine, configuration: configuration)
+        try server.start()
+        defer { server.stop() }
+        let text = RawHTTP.exchange(server.port, "GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text
+        #expect(text.hasPrefix("HTTP/1.1 200"))
+        #expect(!text.contains("\r\nSet-Cookie"), "\(text)")
+    }
+
+    @Test("idle keep-alive connections are closed after the idle timeout")
+    func idleTimeout() throws {
+        let server = try startServer(serverScript) { $0.idleTimeout = 1 }
+        defer { server.stop() }
+        let started = Date()
+        let r = RawHTTP.exchange(server.port, "GET /users/7 HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 5)
+        #expect(r.text.hasPrefix("HTTP/1.1 200") && !r.timedOut)
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 0.9 && waited < 4, "closed after \(waited) s")
+    }
+
+    // MARK: the parsers alone
+
+    @Test("request heads: fields, framing and keep-alive")
+    func parseHead() throws {
+        let text = "\r\nPOST /a?b=1 HTTP/1.1\r\nHost: example.com\r\ncontent-LENGTH:  12 \r\nConnection: Keep-Alive, close\nX-Empty:\r\n\r\nbody"
+        let parse = Array(text.utf8).withUnsafeBytes { RequestHead.parse($0, limit: 1024) }
+        guard case .complete(let head, let length) = parse else { Issue.record("\(parse)"); return }
+        #expect(head.method == "POST" && head.target == "/a?b=1" && head.minorVersion == 1)
+        #expect(head.contentLength == 12 && !head.chunked && !head.keepAlive)
+        #expect(head.headers["host"] == "example.com" && head.headers["x-empty"] == "")
+        #expect(length == text.utf8.count - 4)
+        // Every prefix short of the blank line is incomplete, never an error.
+        for cut in 0..<(length - 1) {
+            let partial = Array(text.utf8.prefix(cut)).withUnsafeBytes { RequestHead.parse($0, limit: 1024) }
+            if case .incomplete = partial {} else { Issue.record("prefix of \(cut) bytes: \(partial)") }
+        }
+    }
+
+    @Test("chunked bodies decode the same in every split")
+    func chunkedSplits() {
+        let wire = Array("3\r\nabc\r\n10;name=v\r\n0123456789abcdef\r\n0\r\nT: 1\r\n\r\nNEXT".utf8)
+        for cut in 1..<(wire.count - 4) {
+            var decoder = ChunkedBody(limit: 100)
+            var body: [UInt8] = []
+            let first = wire[..<cut].withUnsafeBytes { decoder.feed($0, into: &body) }
+            var result = first
+            if first == .needMore { result = wire[cut...].withUnsafeBytes { decoder.feed($0, into: &body) } }
+            let consumed: Int
+            if case .done(let n) = result { consumed = first == .needMore ? cut + n : n } else { consumed = -1 }
+            #expect(String(decoding: body, as: UTF8.self) == "abc0123456789abcdef" && consumed == wire.count - 4, "cut \(cut): \(result)")
+        }
+        var small = ChunkedBody(limit: 10)
+        var body: [UInt8] = []
+        #expect(Array("20\r\n".utf8).withUnsafeBytes { small.feed($0, into: &body) } == .tooLarge)
+        var bad = ChunkedBody(limit: 10)
+        #expect(Array("zz\r\n".utf8).withUnsafeBytes { bad.feed($0, into: &body) } == .invalid("missing chunk size"))
+    }
+}
+
+extension RawHTTP {
+    /// Reads until the peer closes (or 5 s pass).
+    static func readAll(_ fd: Int32) -> String {
+        var tv = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
