@@ -36,7 +36,14 @@ public final class Engine: Sendable {
     /// Runtime and script rules as one immutable snapshot: a request takes one lock and one
     /// retain to read both.
     private let sets = Mutex(RuleSets(runtime: .empty, script: .empty))
+    /// Bumped with every change of `sets`: a thread re-reads its snapshot when this moved.
+    private let version = Atomic<Int>(0)
     private let nextID = Atomic<Int>(1)
+    /// Tells this engine's lanes from those of engines that lived at the same address before.
+    let serial = Engine.serials.add(1, ordering: .relaxed).oldValue
+    private static let serials = Atomic<Int>(0)
+    /// Request ids a lane takes at a time.
+    private static let idBlock = 256
 
     public init(environment: MockEnvironment = .system, journalCapacity: Int = 1000, state: StateStore? = nil) {
         self.environment = environment
@@ -47,20 +54,28 @@ public final class Engine: Sendable {
     // MARK: rules
 
     /// Replaces the script rules (a new script generation) in one step.
-    public func setScriptRules(_ rules: RuleSet) { sets.withLock { $0 = RuleSets(runtime: $0.runtime, script: rules) } }
+    public func setScriptRules(_ rules: RuleSet) { updateSets { $0 = RuleSets(runtime: $0.runtime, script: rules) } }
+
+    /// Changes the rule sets and tells every thread's lane to read them again.
+    private func updateSets<T>(_ body: (inout RuleSets) -> T) -> T {
+        sets.withLock { sets in
+            defer { version.add(1, ordering: .releasing) }
+            return body(&sets)
+        }
+    }
 
     /// The current script rules.
     public var scriptRuleSet: RuleSet { sets.withLock { $0.script } }
 
     /// Adds a runtime rule; runtime rules are tried before script rules, newest first.
     public func add(_ rule: Rule) {
-        sets.withLock { $0 = RuleSets(runtime: RuleSet([rule] + $0.runtime.rules), script: $0.script) }
+        updateSets { $0 = RuleSets(runtime: RuleSet([rule] + $0.runtime.rules), script: $0.script) }
     }
 
     /// Removes one runtime rule; returns whether it was there.
     @discardableResult
     public func remove(_ rule: Rule) -> Bool {
-        sets.withLock { sets in
+        updateSets { sets in
             let kept = sets.runtime.rules.filter { $0 !== rule }
             defer { sets = RuleSets(runtime: RuleSet(kept), script: sets.script) }
             return kept.count != sets.runtime.rules.count
@@ -68,7 +83,7 @@ public final class Engine: Sendable {
     }
 
     /// Removes every runtime rule.
-    public func removeRuntimeRules() { sets.withLock { $0 = RuleSets(runtime: .empty, script: $0.script) } }
+    public func removeRuntimeRules() { updateSets { $0 = RuleSets(runtime: .empty, script: $0.script) } }
 
     /// Every rule in evaluation order: runtime rules, then script rules.
     public var allRules: [Rule] { sets.withLock { $0.runtime.rules + $0.script.rules } }
@@ -90,54 +105,103 @@ public final class Engine: Sendable {
     /// JSON bodies, the delay the longest, and each operation gets its own journal entry.
     public func handle(_ request: MockRequest) -> Exchange {
         let started = DispatchTime.now().uptimeNanoseconds
+        let lane = EngineLanes.lane(serial)
         var request = request
-        request.id = nextID.add(1, ordering: .relaxed).oldValue
-        let sets = self.sets.withLock { $0 }
+        request.id = takeID(lane)
+        if lane.depth > 0 {
+            // A responder asking this engine again on the same thread: the outer request still
+            // borrows the lane's snapshot, so this one holds its own.
+            let sets = self.sets.withLock { $0 }
+            return handle(request, sets, lane, started)
+        }
+        lane.depth += 1
+        defer { lane.depth -= 1 }
+        return snapshot(lane)._withUnsafeGuaranteedRef { sets in handle(request, sets, lane, started) }
+    }
 
-        if let batch = graphQLBatch(request), let exchange = handleBatch(request, batch, sets, started) {
+    /// The rule sets as this thread last saw them, read again when they changed. The lane keeps
+    /// them alive; the request borrows them.
+    private func snapshot(_ lane: EngineLane) -> Unmanaged<RuleSets> {
+        let current = version.load(ordering: .acquiring)
+        if lane.version == current, let borrowed = lane.borrowed { return borrowed }
+        let (fresh, at) = sets.withLock { ($0, version.load(ordering: .relaxed)) }
+        lane.sets = fresh
+        lane.borrowed = Unmanaged.passUnretained(fresh)
+        lane.version = at
+        return lane.borrowed!
+    }
+
+    private func takeID(_ lane: EngineLane) -> Int {
+        if lane.nextID > lane.lastID {
+            lane.nextID = nextID.add(Self.idBlock, ordering: .relaxed).oldValue
+            lane.lastID = lane.nextID + Self.idBlock - 1
+        }
+        defer { lane.nextID += 1 }
+        return lane.nextID
+    }
+
+    private func handle(_ request: MockRequest, _ sets: RuleSets, _ lane: EngineLane, _ started: UInt64) -> Exchange {
+        if let batch = graphQLBatch(request), let exchange = handleBatch(request, batch, sets, lane, started) {
             return exchange
         }
         var fellThrough: Set<ObjectIdentifier> = []
-        if let routed = route(request, sets, &fellThrough) {
-            return finish(request, routed.response, routed.rule.id, routed.logs, routed.error, [], started)
+        if let routed = route(request, sets, lane, &fellThrough) {
+            let id = routed.rule._withUnsafeGuaranteedRef { $0.id }
+            return finish(request, routed.response, id, routed.logs, routed.error, [], started, lane.stripe)
         }
         let misses = NearMiss.closest(to: request, among: sets.runtime.rules + sets.script.rules, fellThrough: fellThrough)
         let response = MockResponse.json(NearMiss.body(for: request, misses), status: 404)
-        return finish(request, response, nil, [], nil, misses, started)
+        return finish(request, response, nil, [], nil, misses, started, lane.stripe)
     }
 
     private struct Routed {
-        let rule: Rule
+        /// Borrowed: the request's rule sets keep it alive.
+        let rule: Unmanaged<Rule>
         let response: MockResponse
         let logs: [String]
         let error: String?
     }
 
-    /// Finds the first rule that answers; `nil` when none does.
     /// The two rule sets of one request: runtime rules first, then script rules.
-    private final class RuleSets: Sendable {
+    final class RuleSets: Sendable {
         let runtime: RuleSet
         let script: RuleSet
+        /// The two again, borrowed while routing (no reference count every worker writes).
+        let borrowedRuntime: Unmanaged<RuleSet>
+        let borrowedScript: Unmanaged<RuleSet>
         init(runtime: RuleSet, script: RuleSet) {
             self.runtime = runtime
             self.script = script
+            borrowedRuntime = Unmanaged.passUnretained(runtime)
+            borrowedScript = Unmanaged.passUnretained(script)
         }
     }
 
-    private func route(_ request: MockRequest, _ sets: RuleSets, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
-        if let routed = route(request, in: sets.runtime, &fellThrough) { return routed }
-        return route(request, in: sets.script, &fellThrough)
+    /// Finds the first rule that answers; `nil` when none does.
+    private func route(_ request: MockRequest, _ sets: RuleSets, _ lane: EngineLane, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
+        // The closure captures only trivial values: capturing the engine, the sets or the lane
+        // would retain them for its context, and the first two are shared by every worker.
+        let engine = Unmanaged.passUnretained(self), runtime = sets.borrowedRuntime, script = sets.borrowedScript
+        let borrowedLane = Unmanaged.passUnretained(lane)
+        return request.withPathSegments { path in
+            engine._withUnsafeGuaranteedRef { engine in
+                borrowedLane._withUnsafeGuaranteedRef { lane in
+                    if let routed = runtime._withUnsafeGuaranteedRef({ engine.route(request, path, in: $0, lane, &fellThrough) }) {
+                        return routed
+                    }
+                    return script._withUnsafeGuaranteedRef { engine.route(request, path, in: $0, lane, &fellThrough) }
+                }
+            }
+        }
     }
 
-    private func route(_ request: MockRequest, in set: RuleSet, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
-        if set.rules.isEmpty { return nil }
-        return request.withPathSegments { path in route(request, path, in: set, &fellThrough) }
-    }
-
-    private func route(_ request: MockRequest, _ path: PathSegments, in set: RuleSet, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
+    private func route(_ request: MockRequest, _ path: PathSegments, in set: RuleSet, _ lane: EngineLane,
+                       _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
+        if set.isEmpty { return nil }
         for index in set.candidates(for: request, path) {
             // Borrowed: the set keeps its rules alive while this request holds the set.
-            if let routed = set.borrowed[index]._withUnsafeGuaranteedRef({ attempt($0, request, path, &fellThrough) }) {
+            let rule = set.borrowedRule(index)
+            if let routed = rule._withUnsafeGuaranteedRef({ attempt($0, rule, request, path, lane, &fellThrough) }) {
                 return routed
             }
         }
@@ -145,11 +209,12 @@ public final class Engine: Sendable {
     }
 
     /// Runs `rule` when it matches; `nil` when it does not, or when its responder fell through.
-    private func attempt(_ rule: Rule, _ request: MockRequest, _ path: PathSegments, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
+    private func attempt(_ rule: Rule, _ borrowed: Unmanaged<Rule>, _ request: MockRequest, _ path: PathSegments, _ lane: EngineLane,
+                         _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
         guard let params = rule.pattern.match(request, path),
-              rule.predicates.allSatisfy({ $0.check(request, params) == nil }),
+              passes(rule, request, params),
               rule.claim() else { return nil }
-        let context = RequestContext(request: request, params: params, rule: rule, state: state, environment: environment)
+        let context = RequestContext(request: request, params: params, rule: borrowed, engine: self)
         var error: String?
         let response: MockResponse
         do {
@@ -166,8 +231,21 @@ public final class Engine: Sendable {
             error = String(describing: other)
             response = .text("handler error in rule '\(rule.id)': \(other)\n", status: 500)
         }
-        rule.recordHit()
-        return Routed(rule: rule, response: response, logs: context.logs, error: error)
+        rule.recordHit(stripe: lane.stripe)
+        return Routed(rule: borrowed, response: response, logs: context.logs, error: error)
+    }
+
+    /// Whether the request meets every predicate of `rule`. Read in place (an iterator would
+    /// retain the rule's array, whose reference count every worker shares).
+    private func passes(_ rule: Rule, _ request: MockRequest, _ params: [String: String]) -> Bool {
+        rule.predicates.withUnsafeBufferPointer { predicates in
+            for i in predicates.indices {
+                // The operation-name index only offers this rule to requests naming its operation.
+                if let operation = rule.graphQLOperation, predicates[i].graphQLOperation == operation { continue }
+                if predicates[i].check(request, params) != nil { return false }
+            }
+            return true
+        }
     }
 
     /// The operations of a GraphQL batch body, or `nil` when the body is not one.
@@ -177,14 +255,15 @@ public final class Engine: Sendable {
         return items
     }
 
-    private func handleBatch(_ request: MockRequest, _ operations: [JSONValue], _ sets: RuleSets, _ started: UInt64) -> Exchange? {
+    private func handleBatch(_ request: MockRequest, _ operations: [JSONValue], _ sets: RuleSets, _ lane: EngineLane,
+                             _ started: UInt64) -> Exchange? {
         var parts: [(MockRequest, Routed)] = []
         for operation in operations {
             var sub = MockRequest(method: request.method, url: request.url, headers: request.headers, body: operation.encoded())
             sub.id = request.id
             var ignored: Set<ObjectIdentifier> = []
-            guard let routed = route(sub, sets, &ignored) else {
-                for (_, done) in parts { done.rule.undoHit() }
+            guard let routed = route(sub, sets, lane, &ignored) else {
+                for (_, done) in parts { done.rule._withUnsafeGuaranteedRef { $0.undoHit(stripe: lane.stripe) } }
                 return nil
             }
             parts.append((sub, routed))
@@ -194,29 +273,29 @@ public final class Engine: Sendable {
         var longest: (delay: DelaySpec, ms: Double)?
         for (sub, routed) in parts {
             let r = routed.response
-            bodies.append((try? JSONValue(parsing: r.body)) ?? .object(["errors": .array([.object(["message": .string("non-JSON response from rule '\(routed.rule.id)' (status \(r.status))")])])]))
+            bodies.append((try? JSONValue(parsing: r.body)) ?? .object(["errors": .array([.object(["message": .string("non-JSON response from rule '\(routed.rule.takeUnretainedValue().id)' (status \(r.status))")])])]))
             if combined.fault == nil { combined.fault = r.fault }
             if let d = r.delay {
                 let ms = d.sample(environment.random)
                 if ms > (longest?.ms ?? -1) { longest = (.fixed(ms), ms) }
             }
-            _ = finish(sub, MockResponse(status: r.status, headers: r.headers, body: r.body), routed.rule.id, routed.logs, routed.error, [], started)
+            _ = finish(sub, MockResponse(status: r.status, headers: r.headers, body: r.body), routed.rule.takeUnretainedValue().id, routed.logs, routed.error, [], started, lane.stripe)
         }
         combined.body = JSONValue.array(bodies).encoded()
         combined.delay = longest?.delay
         let delay = longest?.ms ?? 0
-        return Exchange(request: request, response: combined, delayMilliseconds: delay, ruleID: parts[0].1.rule.id, nearMisses: [])
+        return Exchange(request: request, response: combined, delayMilliseconds: delay, ruleID: parts[0].1.rule.takeUnretainedValue().id, nearMisses: [])
     }
 
     private func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
-                        _ error: String?, _ misses: [NearMiss], _ started: UInt64) -> Exchange {
+                        _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ stripe: Int) -> Exchange {
         let delay = response.delay?.sample(environment.random) ?? 0
         let elapsed = Int((DispatchTime.now().uptimeNanoseconds - started) / 1000)
         journal.record(JournalEntry(
             request: request.body.count > Journal.maxBodyBytes ? request.truncatingBody(to: Journal.maxBodyBytes) : request,
             timestamp: environment.now(),
             status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
-            delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses))
+            delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses), stripe: stripe)
         return Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
     }
 }

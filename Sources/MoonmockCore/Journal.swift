@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// One request as the engine saw it, matched or not.
@@ -20,6 +21,8 @@ public struct JournalEntry: Sendable {
     public let error: String?
     /// For unmatched requests: the closest rules and why each did not match.
     public let nearMisses: [NearMiss]
+    /// When it was recorded (monotonic nanoseconds): the journal's order across threads.
+    var sequence: UInt64 = 0
 
     public var id: Int { request.id }
     public var method: String { request.method }
@@ -31,7 +34,12 @@ public struct JournalEntry: Sendable {
     public var matched: Bool { ruleID != nil }
 }
 
-/// A bounded, thread-safe ring of ``JournalEntry`` values; memory stays flat under load.
+/// A bounded, thread-safe record of the last ``capacity`` requests; memory stays flat under
+/// load.
+///
+/// Each thread records into a ring of its own stripe (see ``StripedCounter``), so that workers
+/// on different cores never write the same lock, slot or entry; readers merge the rings in
+/// time order and keep the newest `capacity` entries, which every ring of that size holds.
 ///
 /// ```swift
 /// engine.journal.entries().filter { !$0.matched }
@@ -43,20 +51,36 @@ public final class Journal: Sendable {
         var slots: [JournalEntry?]
         var next = 0
         var count = 0
+
+        /// Entries oldest first.
+        var ordered: [JournalEntry] {
+            let start = (next - count + slots.count) % slots.count
+            return (0..<count).compactMap { slots[(start + $0) % slots.count] }
+        }
+    }
+
+    /// One ring and its lock, padded so that neighbouring stripes share no cache line.
+    private final class Stripe: Sendable {
+        let ring: Mutex<Ring>
+        private let padding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
+        init(capacity: Int) { ring = Mutex(Ring(slots: Array(repeating: nil, count: capacity))) }
     }
 
     public let capacity: Int
-    private let ring: Mutex<Ring>
+    private let stripes: [Stripe]
 
     public init(capacity: Int = 1000) {
         self.capacity = max(1, capacity)
-        ring = Mutex(Ring(slots: Array(repeating: nil, count: max(1, capacity))))
+        stripes = (0..<StripedCounter.stripes).map { _ in Stripe(capacity: max(1, capacity)) }
     }
 
-    func record(_ entry: JournalEntry) {
+    /// Records `entry` in the ring of `stripe` (the recording thread's).
+    func record(_ entry: JournalEntry, stripe: Int) {
+        var entry = entry
+        entry.sequence = DispatchTime.now().uptimeNanoseconds
         // The entry it replaces (a request from `capacity` requests ago, cold in every cache) is
-        // released after the lock, so that other threads do not wait for its deallocation.
-        let replaced: JournalEntry? = ring.withLock { r in
+        // released after the lock.
+        let replaced: JournalEntry? = stripes.withUnsafeBufferPointer { $0[stripe & (StripedCounter.stripes - 1)] }.ring.withLock { r in
             var slot: JournalEntry? = entry
             swap(&slot, &r.slots[r.next])
             r.next = r.next + 1 == r.slots.count ? 0 : r.next + 1
@@ -68,17 +92,19 @@ public final class Journal: Sendable {
 
     /// Entries oldest first.
     public func entries() -> [JournalEntry] {
-        ring.withLock { r in
-            let start = (r.next - r.count + r.slots.count) % r.slots.count
-            return (0..<r.count).compactMap { r.slots[(start + $0) % r.slots.count] }
-        }
+        var all: [JournalEntry] = []
+        for stripe in stripes { all += stripe.ring.withLock { $0.ordered } }
+        if stripes.count > 1 { all.sort { $0.sequence < $1.sequence } }
+        return all.count > capacity ? Array(all.suffix(capacity)) : all
     }
 
     public func clear() {
-        ring.withLock { r in
-            r.slots = Array(repeating: nil, count: r.slots.count)
-            r.next = 0
-            r.count = 0
+        for stripe in stripes {
+            stripe.ring.withLock { r in
+                r.slots = Array(repeating: nil, count: r.slots.count)
+                r.next = 0
+                r.count = 0
+            }
         }
     }
 

@@ -42,10 +42,18 @@ public struct Predicate: Sendable {
     /// conditions already failed.
     public let isCustomCode: Bool
     public let check: @Sendable (MockRequest, [String: String]) -> String?
+    /// The operation of a ``graphQL(operation:)`` predicate: a rule indexed under the same
+    /// operation is only ever tried for requests that name it, so routing skips the check.
+    let graphQLOperation: String?
 
     public init(_ description: String, isCustomCode: Bool = false, check: @escaping @Sendable (MockRequest, [String: String]) -> String?) {
+        self.init(description, isCustomCode: isCustomCode, graphQLOperation: nil, check: check)
+    }
+
+    init(_ description: String, isCustomCode: Bool, graphQLOperation: String?, check: @escaping @Sendable (MockRequest, [String: String]) -> String?) {
         self.description = description
         self.isCustomCode = isCustomCode
+        self.graphQLOperation = graphQLOperation
         self.check = check
     }
 
@@ -78,7 +86,7 @@ public struct Predicate: Sendable {
     /// A GraphQL request body whose `operationName` is `name`. (Batches are split into
     /// operations by the ``Engine``; an array body only explains itself here.)
     public static func graphQL(operation name: String) -> Predicate {
-        Predicate("json.operationName = \(name)") { req, _ in
+        Predicate("json.operationName = \(name)", isCustomCode: false, graphQLOperation: name) { req, _ in
             if req.graphQLOperationName == name { return nil }
             switch req.json {
             case .object(let o)?:

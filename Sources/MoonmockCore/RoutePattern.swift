@@ -87,8 +87,10 @@ public struct RoutePattern: Sendable, Equatable, CustomStringConvertible {
     func matchPath(_ path: PathSegments) -> [String: String]? {
         var params = captures == 0 ? [:] : [String: String](minimumCapacity: captures)
         var i = 0
-        for segment in segments {
-            switch segment {
+        // Indexed, not iterated: an iterator would retain the pattern's array, whose reference
+        // count every worker thread shares.
+        for k in segments.indices {
+            switch segments[k] {
             case .literal(let s):
                 guard i < path.count, path.segment(i, equals: s) else { return nil }
             case .parameter(let name):

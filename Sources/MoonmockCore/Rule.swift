@@ -5,26 +5,38 @@ import Synchronization
 public final class RequestContext: @unchecked Sendable {
     public let request: MockRequest
     public let params: [String: String]
-    /// The rule being run; `nil` while a predicate runs before any rule is chosen.
-    public let rule: Rule?
-    public let state: StateStore
-    public let environment: MockEnvironment
+    /// The rule, engine and lane are borrowed: they outlive the responder's call, and their
+    /// reference counts are shared by every worker thread (a retain per request would move a
+    /// cache line between cores). Use a context only while the responder runs.
+    private let borrowedRule: Unmanaged<Rule>?
+    private unowned(unsafe) let engine: Engine
     /// Lines from `mock.log` / `print`, in order. One request is handled by one thread at a time.
     public private(set) var logs: [String] = []
 
-    init(request: MockRequest, params: [String: String], rule: Rule?, state: StateStore, environment: MockEnvironment) {
+    init(request: MockRequest, params: [String: String], rule: Unmanaged<Rule>?, engine: Engine) {
         self.request = request
         self.params = params
-        self.rule = rule
-        self.state = state
-        self.environment = environment
+        self.borrowedRule = rule
+        self.engine = engine
+    }
+
+    /// The rule being run; `nil` while a predicate runs before any rule is chosen.
+    public var rule: Rule? { borrowedRule?.takeUnretainedValue() }
+    /// The engine's `mock.state`.
+    public var state: StateStore { engine.state }
+    /// Clock and random source.
+    public var environment: MockEnvironment { engine.environment }
+
+    /// Whether the rule being run requires a GraphQL operation (read without retaining the rule).
+    public var ruleRequiresGraphQLOperation: Bool {
+        borrowedRule?._withUnsafeGuaranteedRef { $0.graphQLOperation != nil } ?? false
     }
 
     public func log(_ line: String) { logs.append(line) }
 
     /// A context for code that runs while matching (a `when` predicate), before a rule is chosen.
     public static func probe(request: MockRequest, params: [String: String], engine: Engine) -> RequestContext {
-        RequestContext(request: request, params: params, rule: nil, state: engine.state, environment: engine.environment)
+        RequestContext(request: request, params: params, rule: nil, engine: engine)
     }
 }
 
@@ -68,7 +80,8 @@ public final class Rule: Sendable {
     public let graphQLOperation: String?
     let responder: Responder
     private let claimed = Atomic<Int>(0)
-    private let served = Atomic<Int>(0)
+    /// Responses served, counted per thread (see ``StripedCounter``).
+    private let served = StripedCounter()
 
     public init(id: String? = nil, method: String?, pattern: RoutePattern, predicates: [Predicate] = [],
                 times: Int? = nil, priority: Int = 0, location: String? = nil, graphQLOperation: String? = nil,
@@ -106,7 +119,7 @@ public final class Rule: Sendable {
     public func respond(_ context: RequestContext) throws -> MockResponse? { try responder(context) }
 
     /// Responses this rule has served.
-    public var hits: Int { served.load(ordering: .relaxed) }
+    public var hits: Int { served.total }
 
     /// `true` once `times` responses have been served.
     public var isRetired: Bool {
@@ -129,11 +142,11 @@ public final class Rule: Sendable {
         if times != nil { claimed.subtract(1, ordering: .relaxed) }
     }
 
-    func recordHit() { served.add(1, ordering: .relaxed) }
+    func recordHit(stripe: Int) { served.add(1, stripe: stripe) }
 
     /// Takes back a hit (and its `times` reservation) of a batch that was not answered after all.
-    func undoHit() {
-        served.subtract(1, ordering: .relaxed)
+    func undoHit(stripe: Int) {
+        served.add(-1, stripe: stripe)
         unclaim()
     }
 

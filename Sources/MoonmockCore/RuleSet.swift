@@ -7,12 +7,16 @@ import Foundation
 /// let set = RuleSet([ruleA, ruleB])
 /// set.candidates(for: request)   // matching-path rules in evaluation order
 /// ```
-public final class RuleSet: Sendable {
+/// `@unchecked`: the raw buffers are written once, in `init`, and only read afterwards.
+public final class RuleSet: @unchecked Sendable {
     /// Rules in evaluation order before priorities apply.
     public let rules: [Rule]
     /// One trie per method (a short list: compared, not hashed), and one for any-method rules.
     private let byMethod: [(method: String, trie: RouteTrie)]
     private let anyMethod: RouteTrie
+    /// The tries again, borrowed per request (`byMethod` and `anyMethod` keep them alive).
+    private let methodTries: UnsafeMutableBufferPointer<(method: String, trie: Unmanaged<RouteTrie>)>
+    private let anyTrie: Unmanaged<RouteTrie>
     private let hasPriorities: Bool
     /// What the rules' responders need alive (a script generation and its VM). The set keeps
     /// it for as long as the set itself is in use, e.g. by requests still in flight.
@@ -20,11 +24,16 @@ public final class RuleSet: Sendable {
 
     /// The rules again, for the engine to borrow while routing: `rules` keeps them alive, and a
     /// borrowed rule costs no retain (its reference count is shared by every worker thread).
-    let borrowed: [Unmanaged<Rule>]
+    /// A raw buffer, so that reading it retains no array either.
+    private let borrowed: UnsafeMutableBufferPointer<Unmanaged<Rule>>
+    /// No rules at all.
+    let isEmpty: Bool
 
     public init(_ rules: [Rule], owner: (any AnyObject & Sendable)? = nil) {
         self.rules = rules
-        borrowed = rules.map { Unmanaged.passUnretained($0) }
+        borrowed = .allocate(capacity: rules.count)
+        _ = borrowed.initialize(from: rules.map { Unmanaged.passUnretained($0) })
+        isEmpty = rules.isEmpty
         self.owner = owner
         var methods: [String: [RouteTrie.Entry]] = [:]
         var any: [RouteTrie.Entry] = []
@@ -34,13 +43,26 @@ public final class RuleSet: Sendable {
         }
         byMethod = methods.map { ($0.key, RouteTrie($0.value)) }.sorted { $0.method < $1.method }
         anyMethod = RouteTrie(any)
+        methodTries = .allocate(capacity: byMethod.count)
+        _ = methodTries.initialize(from: byMethod.map { ($0.method, Unmanaged.passUnretained($0.trie)) })
+        anyTrie = Unmanaged.passUnretained(anyMethod)
         hasPriorities = rules.contains { $0.priority != 0 }
+    }
+
+    deinit {
+        borrowed.deallocate()
+        methodTries.deinitialize()
+        methodTries.deallocate()
     }
 
     public static let empty = RuleSet([])
 
-    private func trie(_ method: String) -> RouteTrie? {
-        for entry in byMethod where entry.method == method { return entry.trie }
+    /// Rule `index`, borrowed.
+    @inline(__always)
+    func borrowedRule(_ index: Int) -> Unmanaged<Rule> { borrowed[index] }
+
+    private func trie(_ method: String) -> Unmanaged<RouteTrie>? {
+        for entry in methodTries where entry.method == method { return entry.trie }
         return nil
     }
 
@@ -54,12 +76,14 @@ public final class RuleSet: Sendable {
     func candidates(for request: MockRequest, _ path: PathSegments) -> [Int] {
         let operation = { () -> String? in request.graphQLOperationName }
         var out: [Int] = []
-        if !byMethod.isEmpty { trie(request.method)?.collect(path, operation, into: &out) }
-        if !anyMethod.isEmpty { anyMethod.collect(path, operation, into: &out) }
+        if methodTries.count > 0, let trie = trie(request.method) {
+            trie._withUnsafeGuaranteedRef { $0.collect(path, operation, into: &out) }
+        }
+        anyTrie._withUnsafeGuaranteedRef { if !$0.isEmpty { $0.collect(path, operation, into: &out) } }
         order(&out)
         if request.method == "HEAD", let get = trie("GET") {
             var fallback: [Int] = []
-            get.collect(path, operation, into: &fallback)
+            get._withUnsafeGuaranteedRef { $0.collect(path, operation, into: &fallback) }
             order(&fallback)
             out += fallback
         }

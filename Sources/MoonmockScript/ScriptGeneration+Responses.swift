@@ -17,7 +17,9 @@ extension ScriptGeneration {
             let t = stack.absolute(i)
             if hasMetatable(t, refs.resp, stack) { return try responseValue(t, stack) }
             let body = try encodeJSON(at: t, stack)
-            return .fixed(MockResponse(status: 200, headers: .json, body: body), explicitStatus: false)
+            // This VM's own copy of the header list: retaining the shared static one for every
+            // response would move its reference count between the workers' cores.
+            return .fixed(MockResponse(status: 200, headers: jsonHeaders, body: body), explicitStatus: false)
         default:
             throw LuaError.host("a handler must return a table, a string, a mock.* response or nil, not a \(stack.typeName(at: i))")
         }

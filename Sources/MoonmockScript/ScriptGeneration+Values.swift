@@ -72,7 +72,7 @@ extension ScriptGeneration {
         lua_setfield(stack.L, t, "params")
         // A GraphQL rule's handler reads req.json nearly always: decoded now, it skips the
         // __index round trip through the host (same value as the lazy path would give).
-        if context.rule?.graphQLOperation != nil, !r.hasDecodedJSON, !r.body.isEmpty, pushDecodedJSON(r.body, stack) {
+        if context.ruleRequiresGraphQLOperation, !r.hasDecodedJSON, !r.body.isEmpty, pushDecodedJSON(r.body, stack) {
             lua_setfield(stack.L, t, "json")
         }
         lua_rawgeti(stack.L, mm_registryindex(), lua_Integer(refs.requestMeta))

@@ -48,6 +48,9 @@ public final class ScriptGeneration: @unchecked Sendable {
     /// Hit counters of `mock.sequence` values, shared by every VM of a pool.
     var sequenceHits = SequenceCounters()
     var refs = Refs()
+    /// `Content-Type: application/json` for this VM's JSON responses (a copy of its own, not the
+    /// shared static list: see ``responseSpec(at:_:)``).
+    let jsonHeaders = HTTPHeaders([("Content-Type", "application/json")])
     /// The C JSON encoder's output buffer, reused by every response of this VM.
     let jsonBuffer: UnsafeMutablePointer<mm_buf> = {
         let b = UnsafeMutablePointer<mm_buf>.allocate(capacity: 1)

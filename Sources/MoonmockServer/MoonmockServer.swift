@@ -100,7 +100,9 @@ public final class MoonmockServer: @unchecked Sendable {
     }
 
     /// Requests being handled (including delayed and held ones).
-    public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+    public var requestsInFlight: Int {
+        inFlight.load(ordering: .relaxed) + loops.reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) }
+    }
 
     /// Binds and starts serving. Throws ``ServerError`` when the address cannot be used.
     ///

@@ -16,13 +16,18 @@ import Synchronization
 /// this loop, never a blocked thread.
 final class EventLoop: @unchecked Sendable {
     /// The server outlives its loops (``MoonmockServer/stop(drainSeconds:)`` joins them), and its
-    /// reference count is shared by every worker: not retained.
-    unowned(unsafe) let server: MoonmockServer
+    /// reference count is shared by every worker: borrowed, never retained per request.
+    private let serverRef: Unmanaged<MoonmockServer>
+    private let maxBodyBytes: Int
+    private let idleTimeout: Int
     let epoll: Int32
     private let wakeup: Int32
     private var listener: Int32
     /// Open connections, read by the health endpoint from other threads.
     let connectionCount = Atomic<Int>(0)
+    /// Requests of this loop in progress (the server sums the loops': no counter shared by
+    /// the workers' cores).
+    let inFlight = Atomic<Int>(0)
 
     private struct Commands {
         var stopAccepting = false
@@ -45,7 +50,9 @@ final class EventLoop: @unchecked Sendable {
 
     /// Takes ownership of `listener` (a bound, listening socket).
     init(server: MoonmockServer, listener: Int32, authority: String) throws {
-        self.server = server
+        self.serverRef = Unmanaged.passUnretained(server)
+        self.maxBodyBytes = server.configuration.maxBodyBytes
+        self.idleTimeout = server.configuration.idleTimeout
         self.listener = listener
         self.defaultAuthority = authority
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -244,24 +251,24 @@ final class EventLoop: @unchecked Sendable {
                 case .incomplete:
                     return used
                 case .invalid(let status, let message):
-                    server.requestStarted()
+                    inFlight.add(1, ordering: .relaxed)
                     c.active = true
                     c.keepAlive = false
                     send(c, .json(.object(["error": .string(message)]), status: status), head: false, http10: false)
                     return bytes.count
                 case .complete(let head, let length):
                     used += length
-                    server.requestStarted()
+                    inFlight.add(1, ordering: .relaxed)
                     c.active = true
                     c.keepAlive = head.keepAlive && !stopping
-                    let limit = server.configuration.maxBodyBytes
+                    let limit = maxBodyBytes
                     if head.chunked {
                         c.state = .chunked(head, ChunkedBody(limit: limit), [])
                         if head.expectContinue && used == bytes.count { write(c, ResponseHead.continueLine) }
                     } else if let length = head.contentLength, length > 0 {
                         if length > limit {
                             c.keepAlive = false
-                            send(c, server.tooLarge(), head: false, http10: head.minorVersion == 0)
+                            send(c, serverRef._withUnsafeGuaranteedRef { $0.tooLarge() }, head: false, http10: head.minorVersion == 0)
                             return bytes.count
                         }
                         if bytes.count - used >= length {
@@ -303,7 +310,7 @@ final class EventLoop: @unchecked Sendable {
                     return bytes.count
                 case .tooLarge:
                     c.keepAlive = false
-                    send(c, server.tooLarge(), head: false, http10: head.minorVersion == 0)
+                    send(c, serverRef._withUnsafeGuaranteedRef { $0.tooLarge() }, head: false, http10: head.minorVersion == 0)
                     return bytes.count
                 }
             case .delayed, .held, .dribbling:
@@ -321,7 +328,7 @@ final class EventLoop: @unchecked Sendable {
                                   headers: head.headers, body: body)
         let isHead = head.method == "HEAD"
         let http10 = head.minorVersion == 0
-        let (response, delay) = server.answer(request)
+        let (response, delay) = serverRef._withUnsafeGuaranteedRef { $0.answer(request) }
         if delay > 0 {
             c.state = .delayed(response, isHead, http10)
             schedule(c, after: delay / 1000)
@@ -409,7 +416,7 @@ final class EventLoop: @unchecked Sendable {
     private func finishRequest(_ c: Connection) {
         if c.active {
             c.active = false
-            server.requestFinished()
+            inFlight.subtract(1, ordering: .relaxed)
         }
         if c.closed { return }
         if !c.keepAlive {
@@ -473,7 +480,7 @@ final class EventLoop: @unchecked Sendable {
         c.closed = true
         if c.active {
             c.active = false
-            server.requestFinished()
+            inFlight.subtract(1, ordering: .relaxed)
         }
         epoll_ctl(epoll, EPOLL_CTL_DEL, c.fd, nil)
         close(c.fd)
@@ -508,7 +515,7 @@ final class EventLoop: @unchecked Sendable {
     /// Closes connections that have been idle (or stuck in a request head or body) for longer
     /// than the configured idle timeout.
     private func sweepIdle(_ now: UInt64) {
-        let limit = UInt64(max(1, server.configuration.idleTimeout)) * 1_000_000_000
+        let limit = UInt64(max(1, idleTimeout)) * 1_000_000_000
         for case let c? in connections where c.isReading && c.pending.isEmpty && now - c.lastActivity > limit {
             closeConnection(c)
         }

@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// What one thread keeps of one ``Engine`` between requests, so that a request writes nothing
+/// another core reads: the rule-set snapshot it routes with (held here, borrowed per request:
+/// no lock, no reference count that every worker shares), its stripe of the engine's striped
+/// counters, and a block of request ids.
+///
+/// Two workers that write the same cache line per request — a lock word, a reference count,
+/// a counter — make it move between their cores every time, and each move costs about as much
+/// as parsing a request. `MoonmockBench parallel` measures what is left of that.
+final class EngineLane {
+    let engineSerial: Int
+    /// The engine version ``sets`` was read at.
+    var version = -1
+    var sets: Engine.RuleSets?
+    /// `sets`, borrowed for the length of one request.
+    var borrowed: Unmanaged<Engine.RuleSets>?
+    /// This thread's index into striped counters (see ``StripedCounter``).
+    let stripe: Int
+    /// Request ids handed out in blocks: the engine's counter is written once per block.
+    var nextID = 0
+    var lastID = -1
+    /// Requests of this engine running on this thread (more than one when a responder asks
+    /// the engine again).
+    var depth = 0
+
+    init(engineSerial: Int, stripe: Int) {
+        self.engineSerial = engineSerial
+        self.stripe = stripe
+    }
+}
+
+/// The current thread's lanes, one per engine it served (a handful; the least recently used
+/// goes when there are more).
+enum EngineLanes {
+    private final class Table {
+        var lanes: [EngineLane] = []
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { raw in
+            if let raw { Unmanaged<Table>.fromOpaque(raw).release() }
+        }
+        return key
+    }()
+
+    private static let stripes = Atomic<Int>(0)
+    private static let capacity = 4
+
+    /// The lane of the engine numbered `serial` on this thread.
+    static func lane(_ serial: Int) -> EngineLane {
+        let table: Table
+        if let raw = pthread_getspecific(key) {
+            table = Unmanaged<Table>.fromOpaque(raw).takeUnretainedValue()
+            if let first = table.lanes.first, first.engineSerial == serial { return first }
+            if let i = table.lanes.firstIndex(where: { $0.engineSerial == serial }) {
+                let lane = table.lanes.remove(at: i)
+                table.lanes.insert(lane, at: 0)
+                return lane
+            }
+        } else {
+            table = Table()
+            pthread_setspecific(key, Unmanaged.passRetained(table).toOpaque())
+        }
+        // One stripe per thread while there are enough; wrapping is harmless (the stripes are atomic).
+        let lane = EngineLane(engineSerial: serial, stripe: stripes.add(1, ordering: .relaxed).oldValue % StripedCounter.stripes)
+        table.lanes.insert(lane, at: 0)
+        if table.lanes.count > capacity { table.lanes.removeLast() }
+        return lane
+    }
+}
+
+/// A counter that threads add to on stripes of their own (each on its own cache line) and that
+/// readers sum: counting on a hot path without a cache line every worker writes.
+///
+/// ```swift
+/// let hits = StripedCounter()
+/// hits.add(1, stripe: lane.stripe)
+/// hits.total   // the sum over the stripes
+/// ```
+final class StripedCounter: Sendable {
+    /// A power of two at least the number of cores, at most 8.
+    static let stripes: Int = {
+        let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        var n = 1
+        while n < min(max(cores, 1), 8) { n *= 2 }
+        return n
+    }()
+
+    /// One counter and padding to fill a cache line (and the next: adjacent-line prefetch).
+    private final class Stripe: Sendable {
+        let value = Atomic<Int>(0)
+        private let padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    }
+
+    private let slots: [Stripe] = (0..<StripedCounter.stripes).map { _ in Stripe() }
+
+    init() {}
+
+    func add(_ n: Int, stripe: Int) {
+        slots.withUnsafeBufferPointer { $0[stripe & (Self.stripes - 1)] }.value.add(n, ordering: .relaxed)
+    }
+
+    var total: Int { slots.reduce(0) { $0 + $1.value.load(ordering: .relaxed) } }
+}
