@@ -61,7 +61,21 @@ extension String {
     public func equalsIgnoringASCIICase(_ other: String) -> Bool {
         let a = utf8, b = other.utf8
         guard a.count == b.count else { return false }
-        return zip(a, b).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
+        // Native strings are contiguous: compare the bytes in place (no iterator per byte).
+        if let result = a.withContiguousStorageIfAvailable({ x in
+            b.withContiguousStorageIfAvailable { y in Self.equalIgnoringASCIICase(x, y) }
+        }), let result { return result }
+        return zip(a, b).allSatisfy { x, y in Self.sameIgnoringASCIICase(x, y) }
+    }
+
+    private static func equalIgnoringASCIICase(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {
+        for i in 0..<x.count where x[i] != y[i] && !sameIgnoringASCIICase(x[i], y[i]) { return false }
+        return true
+    }
+
+    @inline(__always)
+    private static func sameIgnoringASCIICase(_ x: UInt8, _ y: UInt8) -> Bool {
+        x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
     }
 
     /// Lower-cases ASCII letters only (header names, hosts, methods).

@@ -42,6 +42,7 @@ final class EventLoop: @unchecked Sendable {
     private var nextSerial: UInt64 = 0
     private var stopping = false
     private var clock = HTTPDate()
+    private let statusLines = StatusLines()
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     private var output: [UInt8] = []
     let defaultAuthority: String
@@ -264,7 +265,7 @@ final class EventLoop: @unchecked Sendable {
                     let limit = maxBodyBytes
                     if head.chunked {
                         c.state = .chunked(head, ChunkedBody(limit: limit), [])
-                        if head.expectContinue && used == bytes.count { write(c, ResponseHead.continueLine) }
+                        if head.expectContinue && used == bytes.count { sendContinue(c) }
                     } else if let length = head.contentLength, length > 0 {
                         if length > limit {
                             c.keepAlive = false
@@ -279,7 +280,7 @@ final class EventLoop: @unchecked Sendable {
                             var body: [UInt8] = []
                             body.reserveCapacity(min(length, 1 << 20))
                             c.state = .body(head, body, length)
-                            if head.expectContinue && used == bytes.count { write(c, ResponseHead.continueLine) }
+                            if head.expectContinue && used == bytes.count { sendContinue(c) }
                         }
                     } else {
                         dispatch(c, head, [])
@@ -361,11 +362,11 @@ final class EventLoop: @unchecked Sendable {
             let half = max(1, body.count / 2)
             output.removeAll(keepingCapacity: true)
             ResponseHead.append(status: response.status, headers: response.headers, framing: .chunked, connection: .close,
-                                date: clock.now(), into: &output)
+                                date: clock.now(), lines: statusLines, into: &output)
             ResponseHead.appendHex(half, into: &output)
-            output.append(contentsOf: ResponseHead.crlf)
+            ResponseHead.append("\r\n", into: &output)
             output.append(contentsOf: body[0..<half])
-            output.append(contentsOf: ResponseHead.crlf)
+            ResponseHead.append("\r\n", into: &output)
             c.keepAlive = false
             write(c, output)
             finishRequest(c)
@@ -374,12 +375,19 @@ final class EventLoop: @unchecked Sendable {
             let keepAlive = c.keepAlive && !stopping
             ResponseHead.append(status: response.status, headers: response.headers, framing: .length(response.body.count),
                                 connection: keepAlive ? (http10 ? .keepAlive10 : .keepAlive11) : .close,
-                                date: clock.now(), into: &output)
+                                date: clock.now(), lines: statusLines, into: &output)
             write(c, output)
             if c.closed { return }
             c.state = .dribbling(head ? [] : response.body, 0, max(1, bytesPerSecond))
             dribble(c)
         }
+    }
+
+    /// `100 Continue`: the client waits for it before sending the body it announced.
+    private func sendContinue(_ c: Connection) {
+        output.removeAll(keepingCapacity: true)
+        ResponseHead.append("HTTP/1.1 100 Continue\r\n\r\n", into: &output)
+        write(c, output)
     }
 
     /// Writes a whole response and finishes the request.
@@ -391,7 +399,7 @@ final class EventLoop: @unchecked Sendable {
         ResponseHead.append(status: response.status, headers: response.headers,
                             framing: noBody ? .none : .length(response.body.count),
                             connection: keepAlive ? (http10 ? .keepAlive10 : .keepAlive11) : .close,
-                            date: clock.now(), into: &output)
+                            date: clock.now(), lines: statusLines, into: &output)
         if !head && !noBody { output.append(contentsOf: response.body) }
         write(c, output)
         finishRequest(c)

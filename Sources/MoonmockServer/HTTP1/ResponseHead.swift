@@ -10,7 +10,9 @@ import MoonmockCore
 /// ```swift
 /// var out: [UInt8] = []
 /// var clock = HTTPDate()
-/// ResponseHead.append(status: 200, headers: .json, framing: .length(2), connection: .keepAlive11, date: clock.now(), into: &out)
+/// let lines = StatusLines()
+/// ResponseHead.append(status: 200, headers: .json, framing: .length(2), connection: .keepAlive11,
+///                     date: clock.now(), lines: lines, into: &out)
 /// // HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nDate: …\r\n\r\n
 /// ```
 enum ResponseHead {
@@ -30,8 +32,8 @@ enum ResponseHead {
     }
 
     static func append(status: Int, headers: HTTPHeaders, framing: Framing, connection: ConnectionField,
-                       date: [UInt8], into out: inout [UInt8]) {
-        out.append(contentsOf: statusLine(status))
+                       date: [UInt8], lines: StatusLines, into out: inout [UInt8]) {
+        lines.append(status, into: &out)
         var sawDate = false
         for field in headers {
             // Framing is the server's to decide; a script's Content-Length could only be wrong.
@@ -44,27 +46,34 @@ enum ResponseHead {
             default: break
             }
             appendSanitized(name, into: &out)
-            out.append(contentsOf: colonSpace)
+            append(": ", into: &out)
             appendSanitized(field.value, into: &out)
-            out.append(contentsOf: crlf)
+            append("\r\n", into: &out)
         }
         switch framing {
         case .length(let length):
-            out.append(contentsOf: contentLength)
+            append("Content-Length: ", into: &out)
             appendDecimal(length, into: &out)
-            out.append(contentsOf: crlf)
+            append("\r\n", into: &out)
         case .chunked:
-            out.append(contentsOf: chunkedField)
+            append("Transfer-Encoding: chunked\r\n", into: &out)
         case .none:
             break
         }
         switch connection {
         case .keepAlive11: break
-        case .keepAlive10: out.append(contentsOf: keepAliveField)
-        case .close: out.append(contentsOf: closeField)
+        case .keepAlive10: append("Connection: keep-alive\r\n", into: &out)
+        case .close: append("Connection: close\r\n", into: &out)
         }
         if !sawDate { out.append(contentsOf: date) }
-        out.append(contentsOf: crlf)
+        append("\r\n", into: &out)
+    }
+
+    /// Appends constant text. A `StaticString` has no reference count: static arrays would
+    /// have one that every worker writes.
+    @inline(__always)
+    static func append(_ text: StaticString, into out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Whether a response with this status carries no body (and no length) at all.
@@ -105,27 +114,42 @@ enum ResponseHead {
         for byte in text.utf8 where byte != 0x0D && byte != 0x0A { out.append(byte) }
     }
 
-    /// `HTTP/1.1 200 OK\r\n`, built once per status code.
-    @inline(__always)
-    static func statusLine(_ status: Int) -> [UInt8] {
-        if status >= 100 && status < 600 { return statusLines[status - 100] }
-        return makeStatusLine(status)
-    }
-
-    private static let statusLines: [[UInt8]] = (100..<600).map(makeStatusLine)
-
-    private static func makeStatusLine(_ status: Int) -> [UInt8] {
+    static func makeStatusLine(_ status: Int) -> [UInt8] {
         let reason = HTTPStatus.reason(status)
         return Array("HTTP/1.1 \(status) \(reason.isEmpty ? "Status \(status)" : reason)\r\n".utf8)
     }
+}
 
-    static let crlf: [UInt8] = [0x0D, 0x0A]
-    private static let colonSpace: [UInt8] = [UInt8(ascii: ":"), UInt8(ascii: " ")]
-    private static let contentLength = Array("Content-Length: ".utf8)
-    private static let chunkedField = Array("Transfer-Encoding: chunked\r\n".utf8)
-    private static let keepAliveField = Array("Connection: keep-alive\r\n".utf8)
-    private static let closeField = Array("Connection: close\r\n".utf8)
-    static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+/// Status lines (`HTTP/1.1 200 OK\r\n`) for 100…599, built once into one buffer that an
+/// event loop owns: no reference count per response, and none another worker writes.
+final class StatusLines {
+    private let bytes: UnsafeMutableBufferPointer<UInt8>
+    /// Where each status's line starts in `bytes`; the next one's start is where it ends.
+    private let offsets: UnsafeMutableBufferPointer<Int32>
+
+    init() {
+        let lines = (100..<600).map(ResponseHead.makeStatusLine)
+        bytes = .allocate(capacity: lines.reduce(0) { $0 + $1.count })
+        offsets = .allocate(capacity: lines.count + 1)
+        var at = 0
+        for (i, line) in lines.enumerated() {
+            offsets[i] = Int32(at)
+            _ = UnsafeMutableBufferPointer(rebasing: bytes[at..<(at + line.count)]).initialize(from: line)
+            at += line.count
+        }
+        offsets[lines.count] = Int32(at)
+    }
+
+    deinit {
+        bytes.deallocate()
+        offsets.deallocate()
+    }
+
+    func append(_ status: Int, into out: inout [UInt8]) {
+        guard status >= 100 && status < 600 else { return out.append(contentsOf: ResponseHead.makeStatusLine(status)) }
+        let i = status - 100
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[Int(offsets[i])..<Int(offsets[i + 1])]))
+    }
 }
 
 /// The `Date` field, formatted once per second (one per event loop: no lock).
