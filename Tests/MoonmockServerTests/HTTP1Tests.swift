@@ -89,6 +89,16 @@ struct HTTP1Tests {
         #expect(RawHTTP.exchange(server.port, "GET /users/2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text.hasPrefix("HTTP/1.1 200"))
     }
 
+    @Test("an absolute-form target (as sent to a proxy) routes by its path and names its host")
+    func absoluteForm() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let r = RawHTTP.exchange(server.port, "POST http://api.example.com/echo?q=1 HTTP/1.1\r\nHost: api.example.com\r\n"
+            + "Content-Length: 2\r\nConnection: close\r\n\r\nhi")
+        #expect(r.text.hasPrefix("HTTP/1.1 200"), "\(r.text)")
+        #expect(r.text.contains(#""host":"api.example.com""#) && r.text.contains(#""q":"1""#) && r.text.contains(#""body":"hi""#))
+    }
+
     @Test("a response larger than the socket buffer arrives whole to a slow reader")
     func largeResponse() throws {
         let size = 8 << 20

@@ -171,12 +171,22 @@ final class EventLoop: @unchecked Sendable {
         close(wakeup)
     }
 
+    /// One connection per readiness event, as nginx does by default: the socket is watched
+    /// level-triggered, so the next one is reported at once, and no `accept4` is spent on
+    /// finding the queue empty.
     private func accept() {
-        while true {
+        do {
             let fd = accept4(listener, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
-            if fd < 0 { return }   // EAGAIN, or an aborted connection: nothing to do
-            var one: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            if fd < 0 {
+                if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
+                    // Out of descriptors: the pending connection stays queued and the socket
+                    // stays readable. Stop watching it for a moment instead of spinning.
+                    epoll_ctl(epoll, EPOLL_CTL_DEL, listener, nil)
+                    timers.push(TimerHeap.Entry(deadline: DispatchTime.now().uptimeNanoseconds + 100_000_000,
+                                                fd: listener, serial: 0))
+                }
+                return   // EAGAIN, or an aborted connection: nothing to do
+            }
             nextSerial += 1
             let connection = Connection(fd: fd, serial: nextSerial, now: DispatchTime.now().uptimeNanoseconds)
             if Int(fd) >= connections.count { connections += Array(repeating: nil, count: Int(fd) + 64 - connections.count) }
@@ -260,6 +270,14 @@ final class EventLoop: @unchecked Sendable {
                 case .complete(let head, let length):
                     used += length
                     inFlight.add(1, ordering: .relaxed)
+                    c.requests += 1
+                    if c.requests == 2 {
+                        // A second request: responses may now follow each other closely (keep-alive,
+                        // pipelining), and Nagle's algorithm would hold one back for an ACK.
+                        // One-request connections never pay for the call (nginx does the same).
+                        var one: Int32 = 1
+                        setsockopt(c.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                    }
                     c.active = true
                     c.keepAlive = head.keepAlive && !stopping
                     let limit = maxBodyBytes
@@ -324,9 +342,14 @@ final class EventLoop: @unchecked Sendable {
     /// Runs a complete request through the server and acts on the answer.
     private func dispatch(_ c: Connection, _ head: RequestHead, _ body: [UInt8]) {
         c.state = .head
-        let authority = head.headers["host"] ?? defaultAuthority
-        let request = MockRequest(method: head.method, scheme: "http", authority: authority, target: head.target,
-                                  headers: head.headers, body: body)
+        let request: MockRequest
+        if head.target.utf8.first != UInt8(ascii: "/") && head.target.contains("://") {
+            // Absolute form (`GET http://host/path`, as sent to a proxy): the URL names the host.
+            request = MockRequest(method: head.method, url: head.target, headers: head.headers, body: body)
+        } else {
+            request = MockRequest(method: head.method, scheme: "http", authority: head.headers["host"] ?? defaultAuthority,
+                                  target: head.target, headers: head.headers, body: body)
+        }
         let isHead = head.method == "HEAD"
         let http10 = head.minorVersion == 0
         let (response, delay) = serverRef._withUnsafeGuaranteedRef { $0.answer(request) }
@@ -371,6 +394,8 @@ final class EventLoop: @unchecked Sendable {
             write(c, output)
             finishRequest(c)
         case .dribble(let bytesPerSecond)?:
+            var one: Int32 = 1   // each slice leaves at once, not when the previous one is acknowledged
+            setsockopt(c.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             output.removeAll(keepingCapacity: true)
             let keepAlive = c.keepAlive && !stopping
             ResponseHead.append(status: response.status, headers: response.headers, framing: .length(response.body.count),
@@ -490,7 +515,7 @@ final class EventLoop: @unchecked Sendable {
             c.active = false
             inFlight.subtract(1, ordering: .relaxed)
         }
-        epoll_ctl(epoll, EPOLL_CTL_DEL, c.fd, nil)
+        // Closing the only descriptor of the socket also takes it out of the epoll set.
         close(c.fd)
         connections[Int(c.fd)] = nil
         connectionCount.subtract(1, ordering: .relaxed)
@@ -505,6 +530,11 @@ final class EventLoop: @unchecked Sendable {
 
     private func fireTimers(_ now: UInt64) {
         while let entry = timers.popDue(now) {
+            if entry.serial == 0 {
+                // The listener's pause after running out of descriptors (connection serials start at 1).
+                if entry.fd == listener && listener >= 0 { watch(listener, EPOLLIN.rawValue, add: true) }
+                continue
+            }
             guard Int(entry.fd) < connections.count, let c = connections[Int(entry.fd)], c.serial == entry.serial else { continue }
             switch c.state {
             case .delayed(let response, let head, let http10):
@@ -560,6 +590,8 @@ final class Connection {
     var active = false
     var closed = false
     var readPaused = false
+    /// Requests started on this connection.
+    var requests = 0
     var interest: UInt32 = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
     var lastActivity: UInt64
 
