@@ -34,7 +34,8 @@ public class MoonmockURLProtocol: URLProtocol {
     }
 
     override public class func canInit(with request: URLRequest) -> Bool {
-        guard let scheme = request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        guard let scheme = request.url?.scheme,
+              scheme.equalsIgnoringASCIICase("http") || scheme.equalsIgnoringASCIICase("https") else { return false }
         if URLProtocol.property(forKey: passThroughKey, in: request) != nil { return false }
         return claimsWithoutOwner || owner != nil
     }
@@ -111,13 +112,14 @@ public class MoonmockURLProtocol: URLProtocol {
     /// Sends the status line and headers; `false` when loading was stopped.
     private func sendHead(_ response: MockResponse) -> Bool {
         guard !withPending({ $0.stopped }), let url = request.url else { return false }
-        var fields: [String: String] = [:]
+        // One pass: repeated names are joined, and whether a length was given is noted on the way.
+        var fields = [String: String](minimumCapacity: response.headers.fields.count + 1)
+        var hasLength = false
         for field in response.headers {
-            fields[field.name] = fields[field.name].map { $0 + ", " + field.value } ?? field.value
+            if !hasLength && field.name.utf8.count == 14 && field.name.equalsIgnoringASCIICase("content-length") { hasLength = true }
+            if let earlier = fields[field.name] { fields[field.name] = earlier + ", " + field.value } else { fields[field.name] = field.value }
         }
-        if fields.keys.first(where: { $0.equalsIgnoringASCIICase("content-length") }) == nil {
-            fields["Content-Length"] = String(response.body.count)
-        }
+        if !hasLength { fields["Content-Length"] = String(response.body.count) }
         guard let http = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: fields) else {
             fail(URLError(.badServerResponse))
             return false
