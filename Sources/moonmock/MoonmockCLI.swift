@@ -33,10 +33,11 @@ enum MoonmockCLI {
       --bundle DIR           serve the Mock-Bundle in DIR (DIR/bundle.json) instead of a script
       --host ADDRESS         address to bind (default 127.0.0.1)
       --port PORT            port to bind (default 8080; 0 picks one)
-      --threads N            worker threads (default: the number of cores)
+      --threads N            worker threads (default: one per VM, at most one per core)
       --vms N                Lua VMs running the script (default 1); more VMs run handlers
                              in parallel, but Lua locals and globals are then per VM:
                              keep state shared between requests in mock.state
+                             (--vms N with N = the number of cores uses every core)
       --tls-cert FILE        PEM certificate, with --tls-key FILE: serve HTTPS
       --tls-key FILE         PEM private key
       --log MODE             request lines: none, compact or verbose (default none)

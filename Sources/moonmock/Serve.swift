@@ -14,6 +14,7 @@ enum Serve {
         var script: String?
         var journal = 1000
         var vms = 1
+        var threads: Int?
         var watch = true
         var bundle: String?
         var certPath: String?, keyPath: String?
@@ -36,7 +37,7 @@ enum Serve {
                 case "--threads":
                     let v = try value(arg)
                     guard let n = Int(v), n >= 1 else { throw UsageError("--threads must be a positive number, got '\(v)'") }
-                    configuration.threads = n
+                    threads = n
                 case "--tls-cert": certPath = try value(arg)
                 case "--tls-key": keyPath = try value(arg)
                 case "--log":
@@ -74,6 +75,10 @@ enum Serve {
                 }
             }
             if (certPath == nil) != (keyPath == nil) { throw UsageError("--tls-cert and --tls-key go together") }
+            // One worker per VM by default: with one VM, a second worker only waits for it, and
+            // the VM's memory then moves between cores with every other request (measured on
+            // two cores: one worker 96.6k rps, two workers 87.8k, with a third more CPU per request).
+            configuration.threads = threads ?? max(1, min(vms, ServerConfiguration().threads))
             if bundle != nil && script != nil { throw UsageError("give a SCRIPT or --bundle DIR, not both (a script can use mock.bundle)") }
         } catch let error as UsageError {
             return MoonmockCLI.usageError(error.message, MoonmockCLI.serveUsage)

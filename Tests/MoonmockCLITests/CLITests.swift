@@ -166,6 +166,29 @@ struct ServeCommandTests {
         #expect((text + rest).contains("moonmock: stopping"))
     }
 
+    @Test("serve runs one worker per Lua VM unless --threads says otherwise")
+    func workers() async throws {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        for (arguments, expected) in [([String](), 1), (["--vms", "2"], min(2, cores)), (["--vms", "2", "--threads", "3"], 3)] {
+            let process = Process()
+            process.executableURL = CLIRunner.binary
+            process.arguments = ["serve", "examples/mocks.lua", "--port", "0", "--no-watch"] + arguments
+            process.currentDirectoryURL = CLIRunner.packageRoot
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
+            let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+            let port = try #require(line.split(separator: "\n").first?.split(separator: ":").last.flatMap { Int($0) }, "\(line)")
+            let (data, _) = try await URLSession(configuration: .ephemeral).data(from: URL(string: "http://127.0.0.1:\(port)/__moonmock/health")!)
+            let health = String(decoding: data, as: UTF8.self)
+            let workers = health.components(separatedBy: "\"connections_per_worker\":[").last?.prefix { $0 != "]" }
+                .split(separator: ",").count
+            #expect(workers == expected, "\(arguments): \(health)")
+        }
+    }
+
     @Test("serve --bundle serves a Mock-Bundle folder")
     func serveBundle() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-serve-bundle-\(UUID().uuidString)")
