@@ -89,6 +89,60 @@ struct HTTP1Tests {
         #expect(RawHTTP.exchange(server.port, "GET /users/2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text.hasPrefix("HTTP/1.1 200"))
     }
 
+    @Test("a client that shuts down its sending side still gets its answer, delayed or not")
+    func halfClose() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        for path in ["/users/7", "/half"] {
+            let fd = RawHTTP.connect(server.port)
+            defer { close(fd) }
+            _ = Array("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            shutdown(fd, Int32(SHUT_WR))
+            let text = RawHTTP.readAll(fd)
+            #expect(text.hasPrefix("HTTP/1.1 200"), "\(path): \(text)")
+            // Answered at once, the response went out before the end of input was read; the
+            // delayed one knows, and says so.
+            if path == "/half" { #expect(text.contains("Connection: close")) }
+        }
+        // The held request of a client that has finished sending is let go at once.
+        let fd = RawHTTP.connect(server.port)
+        defer { close(fd) }
+        _ = Array("GET /hang HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        usleep(100_000)
+        shutdown(fd, Int32(SHUT_WR))
+        let started = Date()
+        #expect(RawHTTP.readAll(fd).isEmpty)
+        #expect(Date().timeIntervalSince(started) < 2)
+    }
+
+    @Test("a client that pipelines without reading is answered in full once it reads")
+    func backpressure() throws {
+        let engine = Engine()
+        try engine.loadScript(source: "mock.get('/kb', mock.text(string.rep('k', 64 * 1024)))")
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        let server = MoonmockServer(engine: engine, configuration: configuration)
+        try server.start()
+        defer { server.stop() }
+        let fd = RawHTTP.connect(server.port)
+        defer { close(fd) }
+        let count = 64   // 4 MiB of answers: beyond the socket buffers and the 1 MiB the server queues
+        var requests = String(repeating: "GET /kb HTTP/1.1\r\nHost: x\r\n\r\n", count: count - 1)
+        requests += "GET /kb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        let bytes = Array(requests.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            sent += n
+        }
+        usleep(300_000)
+        let text = RawHTTP.readAll(fd)
+        #expect(sent == bytes.count)
+        #expect(text.components(separatedBy: "HTTP/1.1 200 OK").count - 1 == count)
+        #expect(text.utf8.count > count * 64 * 1024)
+    }
+
     @Test("an absolute-form target (as sent to a proxy) routes by its path and names its host")
     func absoluteForm() throws {
         let server = try startServer(serverScript)

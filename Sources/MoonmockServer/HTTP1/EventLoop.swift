@@ -48,6 +48,8 @@ final class EventLoop: @unchecked Sendable {
     let defaultAuthority: String
 
     private static let headLimit = 16 * 1024
+    /// Unsent response bytes past which a connection's further requests wait.
+    private static let outputLimit = 1 << 20
 
     /// Takes ownership of `listener` (a bound, listening socket).
     init(server: MoonmockServer, listener: Int32, authority: String) throws {
@@ -205,6 +207,9 @@ final class EventLoop: @unchecked Sendable {
 
     private func handle(_ fd: Int32, _ mask: UInt32) {
         guard Int(fd) < connections.count, let connection = connections[Int(fd)] else { return }
+        if connection.peerClosed && mask & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            return closeConnection(connection)   // gone in both directions: nobody to answer
+        }
         if mask & EPOLLOUT.rawValue != 0 {
             flush(connection)
             if connection.closed { return }
@@ -219,7 +224,7 @@ final class EventLoop: @unchecked Sendable {
     private func readable(_ c: Connection) {
         while !c.closed {
             let n = recv(c.fd, scratch.baseAddress, scratch.count, 0)
-            if n == 0 { return closeConnection(c) }   // the client closed (a request in progress is abandoned)
+            if n == 0 { return peerFinishedSending(c) }
             if n < 0 {
                 if errno == EINTR { continue }
                 if errno != EAGAIN && errno != EWOULDBLOCK { closeConnection(c) }
@@ -244,6 +249,24 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// The client shut down its side (`shutdown(SHUT_WR)` or a close): an answer it may still
+    /// be waiting for — a delayed or dribbled response, or one the socket has not taken yet — is
+    /// sent before the connection closes; a held request (the `timeout` fault) or an idle
+    /// connection closes now.
+    private func peerFinishedSending(_ c: Connection) {
+        switch c.state {
+        case .delayed, .dribbling:
+            break
+        case .head where !c.pending.isEmpty:
+            c.closeWhenFlushed = true
+        default:
+            return closeConnection(c)
+        }
+        c.peerClosed = true
+        c.keepAlive = false
+        updateInterest(c)
+    }
+
     /// Processes what the connection has buffered.
     private func resume(_ c: Connection) {
         guard !c.input.isEmpty, c.isReading else { return }
@@ -258,6 +281,12 @@ final class EventLoop: @unchecked Sendable {
             switch c.state {
             case .head:
                 guard used < bytes.count else { return used }
+                if c.pending.count > Self.outputLimit {
+                    // A client sending requests without reading the answers: wait for it to read.
+                    c.readPaused = true
+                    updateInterest(c)
+                    return used
+                }
                 switch RequestHead.parse(UnsafeRawBufferPointer(rebasing: bytes[used...]), limit: Self.headLimit) {
                 case .incomplete:
                     return used
@@ -493,14 +522,21 @@ final class EventLoop: @unchecked Sendable {
         write(c, pending)
         if c.closed { return }
         if c.pending.isEmpty {
-            updateInterest(c)
-            if c.closeWhenFlushed { closeConnection(c) }
+            if c.closeWhenFlushed { return closeConnection(c) }
+            if c.readPaused && c.isReading && !c.peerClosed {
+                c.readPaused = false
+                updateInterest(c)
+                resume(c)
+            } else {
+                updateInterest(c)
+            }
         }
     }
 
     private func updateInterest(_ c: Connection) {
-        var mask = EPOLLRDHUP.rawValue
-        if !c.readPaused { mask |= EPOLLIN.rawValue }
+        // Once the client has finished sending, its side stays readable (EOF): not watched.
+        var mask = c.peerClosed ? 0 : EPOLLRDHUP.rawValue
+        if !c.readPaused && !c.peerClosed { mask |= EPOLLIN.rawValue }
         if !c.pending.isEmpty { mask |= EPOLLOUT.rawValue }
         if mask != c.interest {
             c.interest = mask
@@ -590,6 +626,8 @@ final class Connection {
     var active = false
     var closed = false
     var readPaused = false
+    /// The client has shut down its sending side.
+    var peerClosed = false
     /// Requests started on this connection.
     var requests = 0
     var interest: UInt32 = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
