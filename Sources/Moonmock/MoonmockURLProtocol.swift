@@ -25,6 +25,10 @@ public class MoonmockURLProtocol: URLProtocol {
     }
     private let pendingLock = NSLock()
     private var pendingState = Pending()
+    /// A dribbled body goes out in one piece at the end: the task hands its data to a completion
+    /// handler (or `async data(for:)`), and swift-corelibs-foundation gives those only the data
+    /// of the last `didLoad` call. Delegates still get the slices as they come.
+    private var dribbleWhole = false
 
     /// Timers and the upstream task are shared by the loading thread and timer threads.
     private func withPending<T>(_ body: (inout Pending) -> T) -> T {
@@ -49,6 +53,10 @@ public class MoonmockURLProtocol: URLProtocol {
         }
         let mockRequest = MockRequest(request)
         let exchange = owner.engine.handle(mockRequest)
+        if case .dribble? = exchange.response.fault {
+            // Read here, on the session's work queue, which owns the task registry.
+            dribbleWhole = Self.completionHandlerTakesLastChunkOnly(task)
+        }
         let logging = owner.logging
         if exchange.matched {
             logging.log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0, ruleID: exchange.ruleID)
@@ -101,7 +109,16 @@ public class MoonmockURLProtocol: URLProtocol {
             schedule(after: wait) { me in me.fail(URLError(.timedOut)) }
         case .dribble(let bytesPerSecond)?:
             guard sendHead(response) else { return }
-            dribble(head ? [] : response.body, bytesPerSecond: max(1, bytesPerSecond))
+            let body = head ? [] : response.body
+            if dribbleWhole {
+                // As slow as the slices would be, but in one piece (see `dribbleWhole`).
+                schedule(after: Double(body.count) / Double(max(1, bytesPerSecond))) { me in
+                    if !body.isEmpty { me.client?.urlProtocol(me, didLoad: Data(body)) }
+                    me.finish()
+                }
+            } else {
+                dribble(body, bytesPerSecond: max(1, bytesPerSecond))
+            }
         case nil:
             guard sendHead(response) else { return }
             if !head && !response.body.isEmpty { client?.urlProtocol(self, didLoad: Data(response.body)) }
@@ -165,6 +182,40 @@ public class MoonmockURLProtocol: URLProtocol {
             return true
         }
         if accepted { DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: item) }
+    }
+
+    /// Whether `task` was created with a completion handler (async `data(for:)` included).
+    /// swift-corelibs-foundation keeps that in its session's task registry, which is not public:
+    /// read by reflection, and `false` (slices, as for a delegate) if its shape is not the
+    /// expected one. Call on the session's work queue (`startLoading`), which owns the registry.
+    static func completionHandlerTakesLastChunkOnly(_ task: URLSessionTask?) -> Bool {
+        #if canImport(FoundationNetworking)
+        guard let task else { return false }
+        func child(_ value: Any, _ label: String) -> Any? {
+            var mirror: Mirror? = Mirror(reflecting: value)
+            while let m = mirror {
+                if let found = m.children.first(where: { $0.label == label }) { return unwrap(found.value) }
+                mirror = m.superclassMirror
+            }
+            return nil
+        }
+        func unwrap(_ value: Any) -> Any? {
+            let m = Mirror(reflecting: value)
+            guard m.displayStyle == .optional else { return value }
+            return m.children.first.flatMap { unwrap($0.value) }
+        }
+        guard let session = child(task, "session"), let registry = child(session, "taskRegistry"),
+              let behaviours = child(registry, "behaviours") else { return false }
+        for entry in Mirror(reflecting: behaviours).children {
+            let pair = Mirror(reflecting: entry.value).children.map(\.value)
+            guard pair.count == 2, let id = pair[0] as? Int, id == task.taskIdentifier else { continue }
+            // `dataCompletionHandler`, or `dataCompletionHandlerWithTaskDelegate` for async `data(for:)`.
+            return Mirror(reflecting: pair[1]).children.first?.label?.hasPrefix("dataCompletionHandler") == true
+        }
+        return false
+        #else
+        return false
+        #endif
     }
 
     // MARK: pass-through

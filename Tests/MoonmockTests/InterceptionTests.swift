@@ -93,6 +93,20 @@ struct InterceptionTests {
         #expect(Date().timeIntervalSince(started) >= 0.2)
     }
 
+    @Test("a dribbled body arrives whole through async data(for:) and a completion handler")
+    func dribbleWhole() async throws {
+        let moonmock = try keep(makeMoonmock())
+        let session = moonmock.makeSession()
+        let started = Date()
+        let (data, _) = try await session.data(from: URL(string: "http://x.test/dribble")!)
+        #expect(String(decoding: data, as: UTF8.self) == "abcdefghij")
+        #expect(Date().timeIntervalSince(started) >= 0.2)   // as slow as the slices: 10 bytes at 40 bytes/s
+        let viaHandler: Data? = await withCheckedContinuation { continuation in
+            session.dataTask(with: URL(string: "http://x.test/dribble")!) { data, _, _ in continuation.resume(returning: data) }.resume()
+        }
+        #expect(viaHandler.map { String(decoding: $0, as: UTF8.self) } == "abcdefghij")
+    }
+
     @Test("delays wait, and a cancelled task stops waiting at once")
     func delays() async throws {
         let session = try keep(makeMoonmock()).makeSession()
