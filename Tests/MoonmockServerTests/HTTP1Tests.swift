@@ -197,6 +197,48 @@ struct HTTP1Tests {
         #expect(waited >= 0.9 && waited < 4, "closed after \(waited) s")
     }
 
+    @Test("garbage in any amount and slicing gets an error or a close, and the server keeps serving")
+    func garbage() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        var random = SystemRandomNumberGenerator()
+        let valid = Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc".utf8)
+        for round in 0..<100 {
+            var bytes = valid
+            // Flip, drop or insert a few bytes of a valid request, or send pure noise.
+            if round % 5 == 0 {
+                bytes = (0..<Int.random(in: 1...300, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            } else {
+                for _ in 0..<Int.random(in: 1...4, using: &random) {
+                    let i = Int.random(in: 0..<bytes.count, using: &random)
+                    switch Int.random(in: 0..<3, using: &random) {
+                    case 0: bytes[i] = UInt8.random(in: 0...255, using: &random)
+                    case 1: bytes.remove(at: i)
+                    default: bytes.insert(UInt8.random(in: 0...255, using: &random), at: i)
+                    }
+                }
+            }
+            let fd = RawHTTP.connect(server.port)
+            var tv = timeval(tv_sec: 0, tv_usec: 100_000)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            var at = 0
+            while at < bytes.count {
+                let n = min(bytes.count - at, Int.random(in: 1...40, using: &random))
+                _ = bytes[at..<(at + n)].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                at += n
+            }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = read(fd, &buffer, buffer.count)
+            if n > 0 {
+                let status = Int(String(decoding: buffer[9..<12], as: UTF8.self)) ?? 0
+                #expect([200, 404, 400, 405, 413, 417, 431, 501, 505].contains(status), "round \(round): \(String(decoding: buffer[0..<n], as: UTF8.self))")
+            }
+            close(fd)
+        }
+        let ok = RawHTTP.exchange(server.port, "GET /users/5 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(ok.text.hasPrefix("HTTP/1.1 200") && ok.text.contains(#""name":"User 5""#))
+    }
+
     // MARK: the parsers alone
 
     @Test("request heads: fields, framing and keep-alive")
@@ -212,6 +254,31 @@ struct HTTP1Tests {
         for cut in 0..<(length - 1) {
             let partial = Array(text.utf8.prefix(cut)).withUnsafeBytes { RequestHead.parse($0, limit: 1024) }
             if case .incomplete = partial {} else { Issue.record("prefix of \(cut) bytes: \(partial)") }
+        }
+    }
+
+    @Test("the head parser on 3,000 mangled requests: a verdict for each, consistent with every prefix")
+    func parseFuzz() {
+        var random = SystemRandomNumberGenerator()
+        let seeds = ["GET /a?b=1 HTTP/1.1\r\nHost: x\r\nX-A:  v \r\n\r\n",
+                     "POST /p HTTP/1.0\r\nContent-Length: 12\r\nConnection: keep-alive\r\n\r\n",
+                     "PUT /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n"].map { Array($0.utf8) }
+        for _ in 0..<3000 {
+            var bytes = seeds.randomElement(using: &random)!
+            for _ in 0..<Int.random(in: 0...3, using: &random) where !bytes.isEmpty {
+                let i = Int.random(in: 0..<bytes.count, using: &random)
+                let pick = [UInt8(ascii: " "), UInt8(ascii: ":"), 0x0D, 0x0A, 0, 0x7F, UInt8(ascii: "a"), 0xFF].randomElement(using: &random)!
+                if Bool.random(using: &random) { bytes[i] = pick } else { bytes.insert(pick, at: i) }
+            }
+            let whole = bytes.withUnsafeBytes { RequestHead.parse($0, limit: 1024) }
+            guard case .complete(_, let length) = whole else { continue }
+            #expect(length <= bytes.count)
+            // A shorter prefix never yields a different head length.
+            let cut = Int.random(in: 0..<length, using: &random)
+            switch Array(bytes.prefix(cut)).withUnsafeBytes({ RequestHead.parse($0, limit: 1024) }) {
+            case .complete(_, let other): #expect(other == length, "\(String(decoding: bytes, as: UTF8.self).debugDescription)")
+            case .incomplete, .invalid: break
+            }
         }
     }
 
