@@ -11,6 +11,9 @@ public struct ServerConfiguration: Sendable {
     /// Port to bind; 0 picks a free one.
     public var port: Int = 8080
     /// Worker threads (each serves its own connections); defaults to the number of cores.
+    /// With one Lua VM (the default script load), one worker is usually fastest: a second only
+    /// waits for the VM and moves its memory between cores (`moonmock serve` runs one worker
+    /// per VM unless told otherwise).
     public var threads: Int = max(1, ServerConfiguration.cores)
     /// PEM contents (not paths) of the TLS certificate and key; both or neither.
     public var tlsCertificatePEM: String?
