@@ -32,6 +32,8 @@ final class EventLoop: @unchecked Sendable {
     private struct Commands {
         var stopAccepting = false
         var exit = false
+        /// The loop has ended and closed its descriptors.
+        var closed = false
     }
     private let commands = Mutex(Commands())
     private let finished = DispatchSemaphore(value: 0)
@@ -89,21 +91,27 @@ final class EventLoop: @unchecked Sendable {
     /// Stops accepting: closes the listening socket, the idle connections and the held ones;
     /// connections with a request in progress are closed after their response.
     func stopAccepting() {
-        commands.withLock { $0.stopAccepting = true }
-        poke()
+        commands.withLock { c in
+            c.stopAccepting = true
+            poke(c)
+        }
     }
 
     /// Ends the loop (closing every connection) and waits for its thread.
     func exitAndJoin() {
-        commands.withLock { $0.exit = true }
-        poke()
+        commands.withLock { c in
+            c.exit = true
+            poke(c)
+        }
         finished.wait()
     }
 
     /// Releases a loop whose thread never started (a later worker failed to start).
     func discard() { shutDown() }
 
-    private func poke() {
+    /// Wakes the loop's `epoll_wait`, unless the loop has ended (called under the command lock).
+    private func poke(_ commands: Commands) {
+        guard !commands.closed else { return }
         var one: UInt64 = 1
         _ = Glibc.write(wakeup, &one, 8)
     }
@@ -169,8 +177,13 @@ final class EventLoop: @unchecked Sendable {
     private func shutDown() {
         if listener >= 0 { close(listener); listener = -1 }
         for case let connection? in connections { closeConnection(connection) }
-        close(epoll)
-        close(wakeup)
+        // Under the command lock: a stop arriving now must not write to a descriptor number
+        // that another file may already reuse.
+        commands.withLock { c in
+            c.closed = true
+            close(epoll)
+            close(wakeup)
+        }
     }
 
     /// One connection per readiness event, as nginx does by default: the socket is watched
