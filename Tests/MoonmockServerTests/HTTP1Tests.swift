@@ -117,12 +117,7 @@ struct HTTP1Tests {
 
     @Test("a client that pipelines without reading is answered in full once it reads")
     func backpressure() throws {
-        let engine = Engine()
-        try engine.loadScript(source: "mock.get('/kb', mock.text(string.rep('k', 64 * 1024)))")
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        let server = MoonmockServer(engine: engine, configuration: configuration)
-        try server.start()
+        let server = try startServer("mock.get('/kb', mock.text(string.rep('k', 64 * 1024)))")
         defer { server.stop() }
         let fd = RawHTTP.connect(server.port)
         defer { close(fd) }
@@ -156,12 +151,7 @@ struct HTTP1Tests {
     @Test("a response larger than the socket buffer arrives whole to a slow reader")
     func largeResponse() throws {
         let size = 8 << 20
-        let engine = Engine()
-        try engine.loadScript(source: "mock.get('/big', mock.text(string.rep('x', \(size))))")
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        let server = MoonmockServer(engine: engine, configuration: configuration)
-        try server.start()
+        let server = try startServer("mock.get('/big', mock.text(string.rep('x', \(size))))")
         defer { server.stop() }
         let fd = RawHTTP.connect(server.port)
         defer { close(fd) }
@@ -174,12 +164,7 @@ struct HTTP1Tests {
 
     @Test("CR and LF in a script's header value cannot start a header of their own")
     func headerInjection() throws {
-        let engine = Engine()
-        try engine.loadScript(source: #"mock.get('/x', mock.text('ok', { headers = { ['X-Note'] = 'a\r\nSet-Cookie: evil=1' } }))"#)
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        let server = MoonmockServer(engine: engine, configuration: configuration)
-        try server.start()
+        let server = try startServer(#"mock.get('/x', mock.text('ok', { headers = { ['X-Note'] = 'a\r\nSet-Cookie: evil=1' } }))"#)
         defer { server.stop() }
         let text = RawHTTP.exchange(server.port, "GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text
         #expect(text.hasPrefix("HTTP/1.1 200"))
