@@ -290,8 +290,9 @@ public final class Engine: Sendable {
     private func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
                         _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ stripe: Int) -> Exchange {
         let delay = response.delay?.sample(environment.random) ?? 0
-        let elapsed = Int((DispatchTime.now().uptimeNanoseconds - started) / 1000)
-        journal.record(JournalEntry(
+        let now = DispatchTime.now().uptimeNanoseconds
+        let elapsed = Int((now - started) / 1000)
+        journal.record(at: now, JournalEntry(
             request: request.body.count > Journal.maxBodyBytes ? request.truncatingBody(to: Journal.maxBodyBytes) : request,
             timestamp: environment.now(),
             status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,

@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 
 /// One request as the engine saw it, matched or not.
@@ -74,10 +73,11 @@ public final class Journal: Sendable {
         stripes = (0..<StripedCounter.stripes).map { _ in Stripe(capacity: max(1, capacity)) }
     }
 
-    /// Records `entry` in the ring of `stripe` (the recording thread's).
-    func record(_ entry: JournalEntry, stripe: Int) {
+    /// Records `entry` in the ring of `stripe` (the recording thread's); `time` (monotonic
+    /// nanoseconds, the caller's clock reading) orders it among the other rings' entries.
+    func record(at time: UInt64, _ entry: JournalEntry, stripe: Int) {
         var entry = entry
-        entry.sequence = DispatchTime.now().uptimeNanoseconds
+        entry.sequence = time
         // The entry it replaces (a request from `capacity` requests ago, cold in every cache) is
         // released after the lock.
         let replaced: JournalEntry? = stripes.withUnsafeBufferPointer { $0[stripe & (StripedCounter.stripes - 1)] }.ring.withLock { r in
