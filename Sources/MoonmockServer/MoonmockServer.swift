@@ -129,33 +129,25 @@ public final class MoonmockServer: @unchecked Sendable {
                 throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port) (\(String(cString: strerror(errno))))")
             }
         }
-        if configuration.usesNativeLayer { return try startLoops(&storage, length) }
+        let (sockets, port) = try openListeners(&storage, length)
+        if configuration.usesNativeLayer { return try startLoops(sockets, port) }
         var started: [OpaquePointer] = []
-        var port = configuration.port
-        for _ in 0..<max(1, configuration.threads) {
-            let fd = withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { mm_listen($0, socklen_t(length), 1024) }
-            }
-            guard fd >= 0, let daemon = startDaemon(listening: fd, &storage) else {
-                let reason = fd < 0 ? String(cString: strerror(errno)) : "the HTTP daemon did not start"
-                if fd >= 0 { close(fd) }
+        for (i, fd) in sockets.enumerated() {
+            guard let daemon = startDaemon(listening: fd, &storage) else {
+                sockets[i...].forEach { close($0) }
                 started.forEach { MHD_stop_daemon($0) }
-                throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port) (\(reason))")
+                throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port) (the HTTP daemon did not start)")
             }
             started.append(daemon)
-            // Port 0: the first socket picked the port; the others join it.
-            if port == 0 {
-                port = Int(mm_socket_port(fd))
-                _ = try Self.address(configuration.host, port, into: &storage)
-            }
         }
         daemons = started
         state.withLock { $0.port = port }
     }
 
-    /// One ``EventLoop`` per worker thread, each on its own socket of the group.
-    private func startLoops(_ storage: inout sockaddr_storage, _ length: Int) throws {
-        var started: [EventLoop] = []
+    /// One listening socket per worker, all of one `SO_REUSEPORT` group, and the port they share
+    /// (with port 0, the first socket picks it and `storage` is rewritten for the others).
+    private func openListeners(_ storage: inout sockaddr_storage, _ length: Int) throws -> ([Int32], Int) {
+        var sockets: [Int32] = []
         var port = configuration.port
         for _ in 0..<max(1, configuration.threads) {
             let fd = withUnsafePointer(to: &storage) {
@@ -163,18 +155,27 @@ public final class MoonmockServer: @unchecked Sendable {
             }
             guard fd >= 0 else {
                 let reason = String(cString: strerror(errno))
-                started.forEach { $0.discard() }
+                sockets.forEach { close($0) }
                 throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port) (\(reason))")
             }
+            sockets.append(fd)
             if port == 0 {
                 port = Int(mm_socket_port(fd))
                 _ = try Self.address(configuration.host, port, into: &storage)
             }
-            let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        }
+        return (sockets, port)
+    }
+
+    /// One ``EventLoop`` per listening socket, each on a thread of its own.
+    private func startLoops(_ sockets: [Int32], _ port: Int) throws {
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        var started: [EventLoop] = []
+        for (i, fd) in sockets.enumerated() {
             do {
                 started.append(try EventLoop(server: self, listener: fd, authority: "\(host):\(port)"))
             } catch {
-                close(fd)
+                sockets[i...].forEach { close($0) }
                 started.forEach { $0.discard() }
                 throw error
             }
