@@ -171,6 +171,31 @@ struct HTTP1Tests {
         #expect(!text.contains("\r\nSet-Cookie"), "\(text)")
     }
 
+    @Test("a client that connects and speaks later is answered; a closing answer arrives whole")
+    func quietConnect() async throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let port = server.port
+        let (late, closing) = await onThread {
+            // Accepting waits for the first bytes (TCP_DEFER_ACCEPT, 1 s): a client that stays
+            // quiet past that is still taken in and answered.
+            let fd = RawHTTP.connect(port)
+            defer { close(fd) }
+            usleep(1_500_000)
+            _ = Array("GET /users/7 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+                .withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            let late = RawHTTP.readAll(fd)
+            // The last answer of a connection leaves together with its close.
+            let closing = RawHTTP.exchange(port, "GET /users/7 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            return (late, closing)
+        }
+        for text in [late, closing.text] {
+            #expect(text.hasPrefix("HTTP/1.1 200") && text.contains("Connection: close"), "\(text)")
+            #expect(text.hasSuffix(#""name":"User 7"}"#), "\(text)")
+        }
+        #expect(!closing.timedOut)
+    }
+
     @Test("idle keep-alive connections are closed after the idle timeout")
     func idleTimeout() async throws {
         let server = try startServer(serverScript) { $0.idleTimeout = 1 }
