@@ -134,18 +134,18 @@ static int mm_json_table(lua_State *L, int t, int resp_ref, int array_ref, mm_bu
     if (mm_json_has_meta(L, t, resp_ref)) return MM_JSON_FALLBACK;
     if (mm_json_has_meta(L, t, array_ref)) return mm_json_array(L, t, (lua_Integer)lua_rawlen(L, t), resp_ref, array_ref, b, depth);
 
-    // Copy every key onto the stack (the copy drives lua_next, the original stays put).
+    // Copy every key and its value onto the stack (the key copy drives lua_next): encoding then
+    // reads the values from the stack instead of looking each one up again.
     int base = lua_gettop(L);
     int count = 0, strings = 0;
     lua_Integer low = 0, high = 0;
     lua_pushnil(L);
     while (lua_next(L, t) != 0) {
-        lua_pop(L, 1);
-        int type = lua_type(L, -1);
+        int type = lua_type(L, -2);
         if (type == LUA_TSTRING) {
             strings++;
-        } else if (type == LUA_TNUMBER && lua_isinteger(L, -1)) {
-            lua_Integer k = lua_tointeger(L, -1);
+        } else if (type == LUA_TNUMBER && lua_isinteger(L, -2)) {
+            lua_Integer k = lua_tointeger(L, -2);
             if (count - strings == 0 || k < low) low = k;
             if (count - strings == 0 || k > high) high = k;
         } else {
@@ -154,7 +154,7 @@ static int mm_json_table(lua_State *L, int t, int resp_ref, int array_ref, mm_bu
         }
         count++;
         if (!lua_checkstack(L, 3)) { lua_settop(L, base); return MM_JSON_FALLBACK; }
-        lua_pushvalue(L, -1);
+        lua_pushvalue(L, -2);   // key, value, key: the last drives lua_next
     }
     int rc = MM_JSON_OK;
     if (count == 0) {
@@ -171,21 +171,28 @@ static int mm_json_table(lua_State *L, int t, int resp_ref, int array_ref, mm_bu
         mm_json_key *keys = count <= 32 ? small : (mm_json_key *)malloc(sizeof(mm_json_key) * (size_t)count);
         if (keys == NULL) { lua_settop(L, base); return MM_JSON_NOMEM; }
         for (int n = 0; n < count; n++) {
-            keys[n].slot = base + 1 + n;
+            keys[n].slot = base + 1 + 2 * n;   // the key; its value is the slot after
             keys[n].p = lua_tolstring(L, keys[n].slot, &keys[n].n);
             if (!mm_json_plain(keys[n].p, keys[n].n)) rc = MM_JSON_FALLBACK;
         }
         if (rc == MM_JSON_OK) {
-            qsort(keys, (size_t)count, sizeof(mm_json_key), mm_json_key_cmp);
+            if (count <= 16) {
+                // Insertion sort: objects are mostly small, and qsort's setup costs more.
+                for (int i = 1; i < count; i++) {
+                    mm_json_key key = keys[i];
+                    int j = i;
+                    while (j > 0 && mm_json_key_cmp(&key, &keys[j - 1]) < 0) { keys[j] = keys[j - 1]; j--; }
+                    keys[j] = key;
+                }
+            } else {
+                qsort(keys, (size_t)count, sizeof(mm_json_key), mm_json_key_cmp);
+            }
             if (!mm_buf_put(b, "{", 1)) rc = MM_JSON_NOMEM;
             for (int n = 0; n < count && rc == MM_JSON_OK; n++) {
                 if (n > 0 && !mm_buf_put(b, ",", 1)) { rc = MM_JSON_NOMEM; break; }
                 if ((rc = mm_json_string(b, keys[n].p, keys[n].n)) != MM_JSON_OK) break;
                 if (!mm_buf_put(b, ":", 1)) { rc = MM_JSON_NOMEM; break; }
-                lua_pushvalue(L, keys[n].slot);
-                lua_rawget(L, t);
-                rc = mm_json_value(L, lua_gettop(L), resp_ref, array_ref, b, depth + 1);
-                lua_pop(L, 1);
+                rc = mm_json_value(L, keys[n].slot + 1, resp_ref, array_ref, b, depth + 1);
             }
             if (rc == MM_JSON_OK && !mm_buf_put(b, "}", 1)) rc = MM_JSON_NOMEM;
         }

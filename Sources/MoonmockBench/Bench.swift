@@ -11,8 +11,9 @@ enum Bench {
         case "cold": return ColdBench.run(Array(arguments.dropFirst()))
         case "inprocess": return await InProcessBench.run(Array(arguments.dropFirst()))
         case "parallel": return ParallelBench.run(Array(arguments.dropFirst()))
+        case "rule": return RuleBench.run(Array(arguments.dropFirst()))
         default:
-            FileHandle.standardError.write(Data("usage: MoonmockBench engine|cold|inprocess|parallel [options]\n".utf8))
+            FileHandle.standardError.write(Data("usage: MoonmockBench engine|cold|inprocess|parallel|rule [options]\n".utf8))
             return 64
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,6 +27,19 @@ final class EngineLane {
     /// Requests of this engine running on this thread (more than one when a responder asks
     /// the engine again).
     var depth = 0
+    /// Wall-clock seconds minus monotonic seconds, as of `offsetTakenAt` (monotonic ns).
+    private var wallOffset = 0.0
+    private var offsetTakenAt: UInt64 = 0
+
+    /// Seconds since 1970 at the monotonic instant `now` (nanoseconds): the wall clock is read
+    /// once a second per thread, not per request.
+    func wallClock(at now: UInt64) -> Double {
+        if offsetTakenAt == 0 || now &- offsetTakenAt > 1_000_000_000 {
+            wallOffset = Date().timeIntervalSince1970 - Double(now) / 1e9
+            offsetTakenAt = now
+        }
+        return wallOffset + Double(now) / 1e9
+    }
 
     init(engineSerial: Int, stripe: Int) {
         self.engineSerial = engineSerial

@@ -147,11 +147,11 @@ public final class Engine: Sendable {
         var fellThrough: Set<ObjectIdentifier> = []
         if let routed = route(request, sets, lane, &fellThrough) {
             let id = routed.rule._withUnsafeGuaranteedRef { $0.id }
-            return finish(request, routed.response, id, routed.logs, routed.error, [], started, lane.stripe)
+            return finish(request, routed.response, id, routed.logs, routed.error, [], started, lane)
         }
         let misses = NearMiss.closest(to: request, among: sets.runtime.rules + sets.script.rules, fellThrough: fellThrough)
         let response = MockResponse.json(NearMiss.body(for: request, misses), status: 404)
-        return finish(request, response, nil, [], nil, misses, started, lane.stripe)
+        return finish(request, response, nil, [], nil, misses, started, lane)
     }
 
     private struct Routed {
@@ -211,10 +211,10 @@ public final class Engine: Sendable {
     /// Runs `rule` when it matches; `nil` when it does not, or when its responder fell through.
     private func attempt(_ rule: Rule, _ borrowed: Unmanaged<Rule>, _ request: MockRequest, _ path: PathSegments, _ lane: EngineLane,
                          _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
-        guard let params = rule.pattern.match(request, path),
-              passes(rule, request, params),
+        guard let captures = rule.pattern.match(request, path),
+              passes(rule, request, captures),
               rule.claim() else { return nil }
-        let context = RequestContext(request: request, params: params, rule: borrowed, engine: self)
+        let context = RequestContext(request: request, captures: captures, rule: borrowed, engine: self)
         var error: String?
         let response: MockResponse
         do {
@@ -237,8 +237,10 @@ public final class Engine: Sendable {
 
     /// Whether the request meets every predicate of `rule`. Read in place (an iterator would
     /// retain the rule's array, whose reference count every worker shares).
-    private func passes(_ rule: Rule, _ request: MockRequest, _ params: [String: String]) -> Bool {
+    private func passes(_ rule: Rule, _ request: MockRequest, _ captures: RouteCaptures) -> Bool {
         rule.predicates.withUnsafeBufferPointer { predicates in
+            if predicates.isEmpty { return true }
+            let params = captures.dictionary
             for i in predicates.indices {
                 // The operation-name index only offers this rule to requests naming its operation.
                 if let operation = rule.graphQLOperation, predicates[i].graphQLOperation == operation { continue }
@@ -279,7 +281,7 @@ public final class Engine: Sendable {
                 let ms = d.sample(environment.random)
                 if ms > (longest?.ms ?? -1) { longest = (.fixed(ms), ms) }
             }
-            _ = finish(sub, MockResponse(status: r.status, headers: r.headers, body: r.body), routed.rule.takeUnretainedValue().id, routed.logs, routed.error, [], started, lane.stripe)
+            _ = finish(sub, MockResponse(status: r.status, headers: r.headers, body: r.body), routed.rule.takeUnretainedValue().id, routed.logs, routed.error, [], started, lane)
         }
         combined.body = JSONValue.array(bodies).encoded()
         combined.delay = longest?.delay
@@ -288,15 +290,15 @@ public final class Engine: Sendable {
     }
 
     private func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
-                        _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ stripe: Int) -> Exchange {
+                        _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane) -> Exchange {
         let delay = response.delay?.sample(environment.random) ?? 0
         let now = DispatchTime.now().uptimeNanoseconds
         let elapsed = Int((now - started) / 1000)
         journal.record(at: now, JournalEntry(
             request: request.body.count > Journal.maxBodyBytes ? request.truncatingBody(to: Journal.maxBodyBytes) : request,
-            timestamp: environment.now(),
+            timestamp: environment.usesSystemClock ? lane.wallClock(at: now) : environment.now(),
             status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
-            delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses), stripe: stripe)
+            delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses), stripe: lane.stripe)
         return Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
     }
 }

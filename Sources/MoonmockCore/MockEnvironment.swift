@@ -8,9 +8,14 @@ import Synchronization
 /// ```
 public struct MockEnvironment: Sendable {
     /// Seconds since 1970.
-    public var now: @Sendable () -> Double
+    public var now: @Sendable () -> Double {
+        didSet { usesSystemClock = false }
+    }
     public var uuid: @Sendable () -> String
     public var random: RandomSource
+    /// `now` is the real clock: the engine may derive journal timestamps from the monotonic
+    /// clock reading it takes anyway, instead of reading the wall clock once more.
+    var usesSystemClock = false
 
     public init(now: @escaping @Sendable () -> Double, uuid: @escaping @Sendable () -> String, random: RandomSource) {
         self.now = now
@@ -20,9 +25,11 @@ public struct MockEnvironment: Sendable {
 
     /// The real clock, random UUIDs and a randomly seeded generator.
     public static var system: MockEnvironment {
-        MockEnvironment(now: { Date().timeIntervalSince1970 },
-                        uuid: { UUID().uuidString.lowercased() },
-                        random: RandomSource(seed: UInt64.random(in: .min ... .max)))
+        var environment = MockEnvironment(now: { Date().timeIntervalSince1970 },
+                                          uuid: { UUID().uuidString.lowercased() },
+                                          random: RandomSource(seed: UInt64.random(in: .min ... .max)))
+        environment.usesSystemClock = true
+        return environment
     }
 
     /// A pinned clock, UUIDs handed out in order (then counting on), and a seeded generator.

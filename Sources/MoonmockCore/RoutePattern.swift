@@ -63,29 +63,25 @@ public struct RoutePattern: Sendable, Equatable, CustomStringConvertible {
             }
         }
         self.segments = segments
-        captures = segments.count { if case .literal = $0 { false } else { true } }
     }
-
-    /// How many parameters a match captures at most (the params dictionary is sized once).
-    private let captures: Int
 
     public var description: String { source }
 
     /// The parameters when `request` matches (path, and scheme/host/port when pinned), else `nil`.
     public func match(_ request: MockRequest) -> [String: String]? {
         guard originMatches(request) == nil else { return nil }
-        return request.withPathSegments { matchPath($0) }
+        return request.withPathSegments { matchPath($0)?.dictionary }
     }
 
     /// ``match(_:)`` with the request's segments already split (the engine splits them once).
-    func match(_ request: MockRequest, _ path: PathSegments) -> [String: String]? {
+    func match(_ request: MockRequest, _ path: PathSegments) -> RouteCaptures? {
         guard originMatches(request) == nil else { return nil }
         return matchPath(path)
     }
 
     /// Matches segments read in place, building a `String` only for each parameter.
-    func matchPath(_ path: PathSegments) -> [String: String]? {
-        var params = captures == 0 ? [:] : [String: String](minimumCapacity: captures)
+    func matchPath(_ path: PathSegments) -> RouteCaptures? {
+        var params = RouteCaptures()
         var i = 0
         // Indexed, not iterated: an iterator would retain the pattern's array, whose reference
         // count every worker thread shares.
@@ -95,9 +91,9 @@ public struct RoutePattern: Sendable, Equatable, CustomStringConvertible {
                 guard i < path.count, path.segment(i, equals: s) else { return nil }
             case .parameter(let name):
                 guard i < path.count else { return nil }
-                params[name] = path.string(i)
+                params.append(name, path.string(i))
             case .rest(let name):
-                if !name.isEmpty { params[name] = path.joined(from: i) }
+                if !name.isEmpty { params.append(name, path.joined(from: i)) }
                 return params
             }
             i += 1

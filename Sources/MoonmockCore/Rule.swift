@@ -4,7 +4,10 @@ import Synchronization
 /// host services. Log lines written here end up in the journal entry.
 public final class RequestContext: @unchecked Sendable {
     public let request: MockRequest
-    public let params: [String: String]
+    /// The parameters the rule's pattern captured.
+    public let captures: RouteCaptures
+    /// ``captures`` as a dictionary, built when first asked for.
+    public private(set) lazy var params: [String: String] = captures.dictionary
     /// The rule, engine and lane are borrowed: they outlive the responder's call, and their
     /// reference counts are shared by every worker thread (a retain per request would move a
     /// cache line between cores). Use a context only while the responder runs.
@@ -13,9 +16,9 @@ public final class RequestContext: @unchecked Sendable {
     /// Lines from `mock.log` / `print`, in order. One request is handled by one thread at a time.
     public private(set) var logs: [String] = []
 
-    init(request: MockRequest, params: [String: String], rule: Unmanaged<Rule>?, engine: Engine) {
+    init(request: MockRequest, captures: RouteCaptures, rule: Unmanaged<Rule>?, engine: Engine) {
         self.request = request
-        self.params = params
+        self.captures = captures
         self.borrowedRule = rule
         self.engine = engine
     }
@@ -36,7 +39,9 @@ public final class RequestContext: @unchecked Sendable {
 
     /// A context for code that runs while matching (a `when` predicate), before a rule is chosen.
     public static func probe(request: MockRequest, params: [String: String], engine: Engine) -> RequestContext {
-        RequestContext(request: request, params: params, rule: nil, engine: engine)
+        var captures = RouteCaptures()
+        for (name, value) in params { captures.append(name, value) }
+        return RequestContext(request: request, captures: captures, rule: nil, engine: engine)
     }
 }
 

@@ -70,36 +70,35 @@ public final class RuleSet: @unchecked Sendable {
     /// higher priority first, then registration order. HEAD requests try GET rules after
     /// every HEAD (and any-method) rule.
     func candidates(for request: MockRequest) -> [Int] {
-        request.withPathSegments { candidates(for: request, $0) }
+        request.withPathSegments { Array(candidates(for: request, $0)) }
     }
 
-    func candidates(for request: MockRequest, _ path: PathSegments) -> [Int] {
+    func candidates(for request: MockRequest, _ path: PathSegments) -> Candidates {
         let operation = { () -> String? in request.graphQLOperationName }
-        var out: [Int] = []
+        var out = Candidates()
         if methodTries.count > 0, let trie = trie(request.method) {
             trie._withUnsafeGuaranteedRef { $0.collect(path, operation, into: &out) }
         }
         anyTrie._withUnsafeGuaranteedRef { if !$0.isEmpty { $0.collect(path, operation, into: &out) } }
-        order(&out)
+        order(&out, from: 0)
         if request.method == "HEAD", let get = trie("GET") {
-            var fallback: [Int] = []
-            get._withUnsafeGuaranteedRef { $0.collect(path, operation, into: &fallback) }
-            order(&fallback)
-            out += fallback
+            let start = out.count
+            get._withUnsafeGuaranteedRef { $0.collect(path, operation, into: &out) }
+            order(&out, from: start)
         }
         return out
     }
 
-    private func order(_ out: inout [Int]) {
-        if out.count > 1 {
-            if hasPriorities {
-                out.sort { a, b in
-                    let pa = rules[a].priority, pb = rules[b].priority
-                    return pa != pb ? pa > pb : a < b
-                }
-            } else {
-                out.sort()
+    private func order(_ out: inout Candidates, from start: Int) {
+        if hasPriorities {
+            // Raw buffer: reading the rules through `rules` would retain the shared array.
+            let rules = borrowed
+            out.sort(from: start) { a, b in
+                let pa = rules[a]._withUnsafeGuaranteedRef { $0.priority }, pb = rules[b]._withUnsafeGuaranteedRef { $0.priority }
+                return pa != pb ? pa > pb : a < b
             }
+        } else {
+            out.sort(from: start, by: <)
         }
     }
 }
@@ -238,7 +237,7 @@ final class RouteTrie: Sendable {
 
     /// Appends the rules that can match `path`; `operation` yields the request's GraphQL
     /// operation name and is only called when a node indexes operations.
-    func collect(_ path: PathSegments, _ operation: () -> String?, into out: inout [Int]) {
+    func collect(_ path: PathSegments, _ operation: () -> String?, into out: inout Candidates) {
         if nodes.isEmpty { return }
         // Raw buffers for the walk: no retain of the shared arrays per node visited.
         text.withUnsafeBufferPointer { text in
@@ -270,7 +269,7 @@ final class RouteTrie: Sendable {
         }
     }
 
-    private func walk(_ n: Int32, _ path: PathSegments, _ i: Int, _ operation: () -> String?, _ out: inout [Int], _ t: Tables) {
+    private func walk(_ n: Int32, _ path: PathSegments, _ i: Int, _ operation: () -> String?, _ out: inout Candidates, _ t: Tables) {
         let node = t.nodes[Int(n)]
         if !node.rest.isEmpty { out.append(contentsOf: t.rules(node.rest)) }
         if i == path.count {

@@ -2,7 +2,7 @@ import MoonmockCore
 
 /// A response value from the script, resolved to Swift once: fixed bytes, a template rendered
 /// per request, or a sequence that advances per hit.
-indirect enum ResponseSpec: Sendable {
+enum ResponseSpec: Sendable {
     case fixed(MockResponse, explicitStatus: Bool)
     case template(Template, base: MockResponse, escapeJSON: Bool, explicitStatus: Bool)
     case sequence(id: Int, items: [ResponseSpec])

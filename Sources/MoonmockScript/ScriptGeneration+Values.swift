@@ -67,8 +67,8 @@ extension ScriptGeneration {
         stack.push(r.method); lua_setfield(stack.L, t, "method")
         stack.push(r.path); lua_setfield(stack.L, t, "path")
         stack.push(r.id); lua_setfield(stack.L, t, "id")
-        stack.newTable(hash: Int32(context.params.count))
-        for (k, v) in context.params { stack.push(v); stack.setField(-2, k) }
+        stack.newTable(hash: Int32(context.captures.count))
+        context.captures.forEach { k, v in stack.push(v); stack.setField(-2, k) }
         lua_setfield(stack.L, t, "params")
         // A GraphQL rule's handler reads req.json nearly always: decoded now, it skips the
         // __index round trip through the host (same value as the lazy path would give).

@@ -39,6 +39,27 @@ struct EngineServicesTests {
         #expect(engine.journal.entries().isEmpty)
     }
 
+    @Test("journal timestamps follow the wall clock, or the pinned clock when there is one")
+    func timestamps() throws {
+        let real = Engine()
+        real.setScriptRules(RuleSet([try rule("GET", "/t", id: "t") { _ in .text("t") }]))
+        let before = Date().timeIntervalSince1970
+        _ = real.handle(request("GET", "http://h/t"))
+        usleep(20_000)
+        _ = real.handle(request("GET", "http://h/t"))
+        let after = Date().timeIntervalSince1970
+        let stamps = real.journal.entries().map(\.timestamp)
+        #expect(stamps.count == 2 && stamps.allSatisfy { $0 >= before - 0.01 && $0 <= after + 0.01 }, "\(before) \(stamps) \(after)")
+        #expect(stamps[1] - stamps[0] >= 0.015)
+
+        var environment = MockEnvironment.system
+        environment.now = { 1_700_000_000 }
+        let pinned = Engine(environment: environment)
+        pinned.setScriptRules(RuleSet([try rule("GET", "/t", id: "t") { _ in .text("t") }]))
+        _ = pinned.handle(request("GET", "http://h/t"))
+        #expect(pinned.journal.entries().map(\.timestamp) == [1_700_000_000])
+    }
+
     @Test("state: incr, add, set with ttl, delete, keys, flush")
     func state() throws {
         let clock = ManualClock()

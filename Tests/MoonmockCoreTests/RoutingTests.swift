@@ -18,6 +18,8 @@ struct RoutingTests {
         #expect(try RoutePattern("/users/{id}/posts/{post}").match(request("GET", "http://h/users/7/posts/x%20y")) == ["id": "7", "post": "x y"])
         #expect(try RoutePattern("/files/*rest").match(request("GET", "http://h/files/a/b/c.txt")) == ["rest": "a/b/c.txt"])
         #expect(try RoutePattern("/files/*").match(request("GET", "http://h/files")) == [:])
+        #expect(try RoutePattern("/:a/:b/:c/:d/:e/:f").match(request("GET", "http://h/1/2/3/4/5/6"))
+                == ["a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6"])
         #expect(try RoutePattern("/users").match(request("GET", "http://h/users/")) == [:])
         #expect(try RoutePattern("/users/:id").match(request("GET", "http://h/users")) == nil)
         #expect(try RoutePattern("/users/:id").match(request("GET", "http://h/users/7/extra")) == nil)

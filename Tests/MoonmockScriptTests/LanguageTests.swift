@@ -30,8 +30,16 @@ struct LanguageTests {
         mock.get("https://api.example.com/pinned", "pinned")
         mock.get("/pinned", "any host")
         mock.get("/wild*", "wild")
+        mock.get("/deep/:a/:b/:c/:d/:e/*f", function(req)
+          local p = req.params
+          return p.a .. p.b .. p.c .. p.d .. p.e .. "|" .. p.f
+        end)
+        mock.get("/twice/:x/:x", function(req) return req.params.x end)
         """)
         #expect(engine.send("GET", "/users/42").json == .object(["id": .string("42")]))
+        // More captures than are kept inline, and a name used twice (the later one wins).
+        #expect(engine.send("GET", "/deep/1/2/3/4/5/six/seven").text == "12345|six/seven")
+        #expect(engine.send("GET", "/twice/first/second").text == "second")
         #expect(engine.send("GET", "/orgs/apple/repos/swift").text == "apple/swift")
         #expect(engine.send("GET", "/files/a/b/c.json").text == "a/b/c.json")
         #expect(engine.send("GET", "https://api.example.com/pinned").text == "pinned")
