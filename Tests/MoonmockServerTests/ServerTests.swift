@@ -146,7 +146,8 @@ struct ServerTests {
     func gracefulStop(layer: ServerConfiguration.HTTPLayer) async throws {
         let server = try startServer(serverScript) { $0.httpLayer = layer }
         let port = server.port
-        let inFlight = Task { await onThread { RawHTTP.exchange(port, "GET /half HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") } }
+        // /slow answers after 1 s: time enough for the second request to arrive on a busy machine.
+        let inFlight = Task { await onThread { RawHTTP.exchange(port, "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") } }
         try await Task.sleep(nanoseconds: 100_000_000)
         let held = Task { await onThread { RawHTTP.exchange(port, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 5) } }
         // Both requests reached the server (a loaded machine may take a while to send them).
@@ -155,7 +156,7 @@ struct ServerTests {
         #expect(server.requestsInFlight == 2)
         let started = Date()
         server.stop(drainSeconds: 5)
-        // It waited for /half, not for the held connection.
+        // It waited for /slow, not for the held connection.
         #expect(Date().timeIntervalSince(started) < 3)
         #expect(await inFlight.value.text.hasSuffix(#"{"ok":true}"#))
         #expect(await held.value.bytes.isEmpty)
@@ -171,10 +172,13 @@ struct ServerTests {
         for _ in 0..<24 {
             let fd = RawHTTP.connect(server.port)
             #expect(fd >= 0)
+            // The first bytes of a request: a connection is accepted once it has sent something
+            // (deferred accept), and this one stays open waiting for the rest.
+            _ = write(fd, "GET", 3)
             fds.append(fd)
         }
         let deadline = Date().addingTimeInterval(5)
-        while server.connectionsPerWorker.reduce(0, +) < 24 && Date() < deadline { usleep(10_000) }
+        while server.connectionsPerWorker.reduce(0, +) < 24 && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
         let perWorker = server.connectionsPerWorker
         #expect(perWorker.count == 2)
         #expect(perWorker.reduce(0, +) == 24)
