@@ -146,6 +146,9 @@ enum Serve {
     static func waitForSignal() {
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
+        // A write to a connection the client has reset must fail with EPIPE, not end the server
+        // (the HTTP layers pass MSG_NOSIGNAL; this covers every other write).
+        signal(SIGPIPE, SIG_IGN)
         let done = DispatchSemaphore(value: 0)
         let sources = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())

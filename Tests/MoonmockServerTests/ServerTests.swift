@@ -108,19 +108,21 @@ struct ServerTests {
     }
 
     @Test("timeout holds the connection without an answer", arguments: ServerConfiguration.HTTPLayer.allCases)
-    func hold(layer: ServerConfiguration.HTTPLayer) throws {
+    func hold(layer: ServerConfiguration.HTTPLayer) async throws {
         let server = try startServer(serverScript) { $0.httpLayer = layer }
         defer { server.stop() }
-        let r = RawHTTP.exchange(server.port, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 0.5)
+        let port = server.port
+        let r = await onThread { RawHTTP.exchange(port, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 0.5) }
         #expect(r.bytes.isEmpty && r.timedOut)
     }
 
     @Test("dribble sends the body slowly", arguments: ServerConfiguration.HTTPLayer.allCases)
-    func dribble(layer: ServerConfiguration.HTTPLayer) throws {
+    func dribble(layer: ServerConfiguration.HTTPLayer) async throws {
         let server = try startServer(serverScript) { $0.httpLayer = layer }
         defer { server.stop() }
+        let port = server.port
         let started = Date()
-        let r = RawHTTP.exchange(server.port, "GET /dribble HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let r = await onThread { RawHTTP.exchange(port, "GET /dribble HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") }
         #expect(r.text.hasSuffix("\r\n\r\n0123456789"))
         #expect(Date().timeIntervalSince(started) >= 0.35)
     }

@@ -12,6 +12,9 @@ import MoonmockServer
 /// A server on 127.0.0.1, port 0, serving `script`; stopped by the caller (or on deinit).
 func startServer(_ script: String, configure: (inout ServerConfiguration) -> Void = { _ in },
                  reload: (@Sendable () throws -> MoonmockServer.ReloadResult)? = nil) throws -> MoonmockServer {
+    // The raw-socket clients write to connections the server may already have closed (fuzzing,
+    // faults): that must be an EPIPE for the test, not a signal that ends the test process.
+    _ = ignoreSIGPIPE
     let engine = Engine(environment: .fixed(now: 1_700_000_000, seed: 1))
     try engine.loadScript(source: script)
     var configuration = ServerConfiguration()
@@ -22,6 +25,8 @@ func startServer(_ script: String, configure: (inout ServerConfiguration) -> Voi
     try server.start()
     return server
 }
+
+private let ignoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN) }()
 
 /// Runs blocking `work` on a thread of its own: blocking reads on the cooperative pool (two
 /// threads on a two-core machine) would hold up every other test's tasks, this one's included.
