@@ -357,27 +357,42 @@ static int mm_json_read_value(lua_State *L, mm_json_reader *r, int depth) {
     unsigned char c = r->s[r->i];
     int rc;
     switch (c) {
-    case '{':
+    case '{': {
+        // Keys and values gather on the stack first, so that the table is created at its final
+        // size: no rehash as it fills. Set in order afterwards: of duplicate keys, the last wins.
         r->i++;
-        lua_newtable(L);
+        int base = lua_gettop(L);
+        int count = 0;
         mm_json_space(r);
-        if (r->i < r->n && r->s[r->i] == '}') { r->i++; return MM_JSON_OK; }
+        if (r->i < r->n && r->s[r->i] == '}') { r->i++; lua_newtable(L); return MM_JSON_OK; }
         for (;;) {
             mm_json_space(r);
-            if (r->i >= r->n || r->s[r->i] != '"') return MM_JSON_FALLBACK;
+            if (r->i >= r->n || r->s[r->i] != '"' || !lua_checkstack(L, 4)) return MM_JSON_FALLBACK;
             if ((rc = mm_json_read_string(L, r)) != MM_JSON_OK) return rc;
             mm_json_space(r);
             if (r->i >= r->n || r->s[r->i] != ':') return MM_JSON_FALLBACK;
             r->i++;
             mm_json_space(r);
             if ((rc = mm_json_read_value(L, r, depth + 1)) != MM_JSON_OK) return rc;
-            lua_rawset(L, -3);
+            count++;
             mm_json_space(r);
             if (r->i >= r->n) return MM_JSON_FALLBACK;
             if (r->s[r->i] == ',') { r->i++; continue; }
-            if (r->s[r->i] == '}') { r->i++; return MM_JSON_OK; }
+            if (r->s[r->i] == '}') { r->i++; break; }
             return MM_JSON_FALLBACK;
         }
+        if (!lua_checkstack(L, 3)) return MM_JSON_FALLBACK;
+        lua_createtable(L, 0, count);
+        int t = lua_gettop(L);
+        for (int k = 0; k < count; k++) {
+            lua_pushvalue(L, base + 1 + 2 * k);
+            lua_pushvalue(L, base + 2 + 2 * k);
+            lua_rawset(L, t);
+        }
+        lua_replace(L, base + 1);
+        lua_settop(L, base + 1);
+        return MM_JSON_OK;
+    }
     case '[': {
         r->i++;
         lua_newtable(L);
