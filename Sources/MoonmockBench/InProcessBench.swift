@@ -46,10 +46,11 @@ enum InProcessBench {
             }
         }
 
-        // `--only empty|moonmock`: one side alone, GraphQL with 8 in flight (for a profiler).
+        // `--only empty|moonmock`: one side alone, GraphQL with 8 in flight (`--in-flight N`
+        // to change that), for a profiler.
         let only = arguments.option("--only", default: "")
         if !only.isEmpty {
-            let time = await perRequest(only == "empty" ? baseline : mocked, graphql, requests, 8)
+            let time = await perRequest(only == "empty" ? baseline : mocked, graphql, requests, arguments.option("--in-flight", default: 8))
             print("\(only) alone: \(String(format: "%.1f", time)) us per request")
             return 0
         }
