@@ -3,7 +3,8 @@ import MoonmockCore
 import MoonmockScript
 
 /// What one request costs the engine against a script of your own: the tool to profile a rule
-/// (`perf record -p`) or to compare two versions of a script.
+/// (`perf record -p`) or to compare two versions of a script. (`MoonmockBench cold` prices
+/// the same with cold caches.)
 ///
 /// ```
 /// MoonmockBench rule examples/bench/mocks.lua GET http://localhost/users/7 --seconds 5
@@ -26,27 +27,6 @@ enum RuleBench {
                                   body: args.count > 3 ? Array(args[3].utf8) : [])
         let first = engine.handle(request)
         print("\(args[1]) \(args[2]) → \(first.response.status) by \(first.ruleID ?? "no rule")")
-        let pollute = arguments.option("--pollute-kb", default: 0)
-        if pollute > 0 {
-            // Each request after `pollute` KiB of other memory traffic, as between requests of a
-            // real transport: what the rule costs with cold caches.
-            var junk = [UInt8](repeating: 1, count: pollute * 1024)
-            var count = 0
-            var engineTime: UInt64 = 0
-            let started = DispatchTime.now().uptimeNanoseconds
-            while DispatchTime.now().uptimeNanoseconds - started < UInt64(seconds * 1e9) {
-                junk.withUnsafeMutableBytes { raw in
-                    var i = 0
-                    while i < raw.count { raw[i] &+= 1; i += 64 }
-                }
-                let t = DispatchTime.now().uptimeNanoseconds
-                _ = engine.handle(request)
-                engineTime += DispatchTime.now().uptimeNanoseconds - t
-                count += 1
-            }
-            print(String(format: "%.2f µs each with %d KiB touched between requests (one thread)", Double(engineTime) / Double(count) / 1000, pollute))
-            return 0
-        }
         let rate = EngineBench.measure(engine, request, seconds: seconds)
         print(String(format: "%.0f requests/s, %.2f µs each (one thread)", rate, 1e6 / rate))
         return 0
