@@ -16,6 +16,13 @@ struct DecodingTests {
         let viaSwift = engine.send("POST", "/subset", body: body).text      // decoded by Swift for the predicate first
         #expect(direct == viaSwift)
         #expect(direct == #"{"a":[1,-2.5,1000.0,true,false,null,"s\né",[],{}],"kind":"x","nested":{"deep":{"n":9007199254740993}}}"#)
+        // A repeated key: the last one wins, on both paths; wide objects keep every key.
+        let repeated = #"{"kind":"x","k":1,"k":2,"m":{"x":1,"x":"y"}}"#
+        #expect(engine.send("POST", "/echo", body: repeated).text == #"{"k":2,"kind":"x","m":{"x":"y"}}"#)
+        #expect(engine.send("POST", "/subset", body: repeated).text == #"{"k":2,"kind":"x","m":{"x":"y"}}"#)
+        let wide = "{" + (0..<300).map { "\"k\($0)\":\($0)" }.joined(separator: ",") + ",\"kind\":\"x\"}"
+        let wideOut = try JSONValue(parsing: Array(engine.send("POST", "/echo", body: wide).text.utf8))
+        #expect(wideOut["k0"] == .integer(0) && wideOut["k299"] == .integer(299) && wideOut["kind"] == .string("x"))
         #expect(engine.send("POST", "/echo", body: "{broken").text == "null")
         #expect(engine.send("POST", "/echo", body: "[1] trailing").text == "null")
     }
