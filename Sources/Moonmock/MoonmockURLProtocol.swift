@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import MoonmockCore
+import Synchronization
 
 /// The in-process transport: turns a `URLRequest` into a ``MockRequest``, runs it through the
 /// owning instance's ``Engine`` and delivers the result through the protocol client.
@@ -18,13 +19,15 @@ public class MoonmockURLProtocol: URLProtocol {
 
     static let passThroughKey = "moonmock.passThrough"
 
-    private struct Pending {
+    /// `@unchecked`: only touched under the lock below.
+    private struct Pending: @unchecked Sendable {
         var stopped = false
         var timers: [DispatchWorkItem] = []
         var upstream: URLSessionDataTask?
     }
-    private let pendingLock = NSLock()
-    private var pendingState = Pending()
+    /// Inline, not an `NSLock` object: one protocol object is made and freed per request, on
+    /// the session's serial work queue.
+    private let pending = Mutex(Pending())
     /// A dribbled body goes out in one piece at the end: the task hands its data to a completion
     /// handler (or `async data(for:)`), and swift-corelibs-foundation gives those only the data
     /// of the last `didLoad` call. Delegates still get the slices as they come.
@@ -32,9 +35,7 @@ public class MoonmockURLProtocol: URLProtocol {
 
     /// Timers and the upstream task are shared by the loading thread and timer threads.
     private func withPending<T>(_ body: (inout Pending) -> T) -> T {
-        pendingLock.lock()
-        defer { pendingLock.unlock() }
-        return body(&pendingState)
+        pending.withLock { body(&$0) }
     }
 
     override public class func canInit(with request: URLRequest) -> Bool {
