@@ -32,6 +32,18 @@ public class MoonmockURLProtocol: URLProtocol {
     /// handler (or `async data(for:)`), and swift-corelibs-foundation gives those only the data
     /// of the last `didLoad` call. Delegates still get the slices as they come.
     private var dribbleWhole = false
+    /// Where later client calls go (delays, dribble, timeouts, pass-through): the queue
+    /// URLSession runs this task's protocol calls on. Its task registry is not thread-safe, and
+    /// a call from a timer thread can race a task being added (a crash under load).
+    private var deliveryQueue: DispatchQueue?
+
+    /// The delivery queue, found on first use; call from `startLoading` (the task's queue).
+    private func laterQueue() -> DispatchQueue {
+        if let deliveryQueue { return deliveryQueue }
+        let queue = Self.workQueue(of: task) ?? DispatchQueue.global()
+        deliveryQueue = queue
+        return queue
+    }
 
     /// Timers and the upstream task are shared by the loading thread and timer threads.
     private func withPending<T>(_ body: (inout Pending) -> T) -> T {
@@ -182,7 +194,7 @@ public class MoonmockURLProtocol: URLProtocol {
             p.timers.append(item)
             return true
         }
-        if accepted { DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: item) }
+        if accepted { laterQueue().asyncAfter(deadline: .now() + seconds, execute: item) }
     }
 
     /// Whether `task` was created with a completion handler (async `data(for:)` included).
@@ -191,22 +203,8 @@ public class MoonmockURLProtocol: URLProtocol {
     /// expected one. Call on the session's work queue (`startLoading`), which owns the registry.
     static func completionHandlerTakesLastChunkOnly(_ task: URLSessionTask?) -> Bool {
         #if canImport(FoundationNetworking)
-        guard let task else { return false }
-        func child(_ value: Any, _ label: String) -> Any? {
-            var mirror: Mirror? = Mirror(reflecting: value)
-            while let m = mirror {
-                if let found = m.children.first(where: { $0.label == label }) { return unwrap(found.value) }
-                mirror = m.superclassMirror
-            }
-            return nil
-        }
-        func unwrap(_ value: Any) -> Any? {
-            let m = Mirror(reflecting: value)
-            guard m.displayStyle == .optional else { return value }
-            return m.children.first.flatMap { unwrap($0.value) }
-        }
-        guard let session = child(task, "session"), let registry = child(session, "taskRegistry"),
-              let behaviours = child(registry, "behaviours") else { return false }
+        guard let task, let session = reflectedChild(task, "session"), let registry = reflectedChild(session, "taskRegistry"),
+              let behaviours = reflectedChild(registry, "behaviours") else { return false }
         for entry in Mirror(reflecting: behaviours).children {
             let pair = Mirror(reflecting: entry.value).children.map(\.value)
             guard pair.count == 2, let id = pair[0] as? Int, id == task.taskIdentifier else { continue }
@@ -217,6 +215,32 @@ public class MoonmockURLProtocol: URLProtocol {
         #else
         return false
         #endif
+    }
+
+    /// The serial queue swift-corelibs-foundation runs `task`'s protocol calls on (its
+    /// `workQueue`, not public: read by reflection); `nil` elsewhere or if it is not found.
+    static func workQueue(of task: URLSessionTask?) -> DispatchQueue? {
+        #if canImport(FoundationNetworking)
+        guard let task else { return nil }
+        return reflectedChild(task, "workQueue") as? DispatchQueue
+        #else
+        return nil
+        #endif
+    }
+
+    /// The stored property `label` of `value` (its class's or a superclass's), unwrapped.
+    private static func reflectedChild(_ value: Any, _ label: String) -> Any? {
+        func unwrap(_ value: Any) -> Any? {
+            let m = Mirror(reflecting: value)
+            guard m.displayStyle == .optional else { return value }
+            return m.children.first.flatMap { unwrap($0.value) }
+        }
+        var mirror: Mirror? = Mirror(reflecting: value)
+        while let m = mirror {
+            if let found = m.children.first(where: { $0.label == label }) { return unwrap(found.value) }
+            mirror = m.superclassMirror
+        }
+        return nil
     }
 
     // MARK: pass-through
@@ -236,16 +260,21 @@ public class MoonmockURLProtocol: URLProtocol {
         URLProtocol.setProperty(true, forKey: Self.passThroughKey, in: mutable)
         let upstreamRequest = Unchecked(mutable as URLRequest)
         let me = Unchecked(self)
+        let queue = laterQueue()
         // Not from this thread: startLoading runs on URLSession's work queue, and creating a
         // task on any session synchronously enters that queue again (a deadlock on Linux).
         DispatchQueue.global().async {
             let task = Self.upstreamSession.dataTask(with: upstreamRequest.value) { data, response, error in
-                let this = me.value
-                guard !this.withPending({ $0.stopped }) else { return }
-                if let error { this.fail(error); return }
-                if let response { this.client?.urlProtocol(this, didReceive: response, cacheStoragePolicy: .notAllowed) }
-                if let data, !data.isEmpty { this.client?.urlProtocol(this, didLoad: data) }
-                this.finish()
+                let result = Unchecked((data, response, error))
+                queue.async {
+                    let this = me.value
+                    let (data, response, error) = result.value
+                    guard !this.withPending({ $0.stopped }) else { return }
+                    if let error { this.fail(error); return }
+                    if let response { this.client?.urlProtocol(this, didReceive: response, cacheStoragePolicy: .notAllowed) }
+                    if let data, !data.isEmpty { this.client?.urlProtocol(this, didLoad: data) }
+                    this.finish()
+                }
             }
             let started = me.value.withPending { p -> Bool in
                 guard !p.stopped else { return false }

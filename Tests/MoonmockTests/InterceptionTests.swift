@@ -123,6 +123,31 @@ struct InterceptionTests {
         #expect((error as? URLError)?.code == .cancelled || error is CancellationError)
     }
 
+    @Test("short delays under load: every response arrives, whole and right")
+    func shortDelaysUnderLoad() async throws {
+        // Delayed answers are delivered later, from a timer: through the task's own queue, or a
+        // delivery racing URLSession's bookkeeping of new tasks crashes the process.
+        let moonmock = try keep(makeMoonmock("""
+        mock.get("/d/:n", function(req) return mock.json({ n = tonumber(req.params.n) }, { delay = 1 }) end)
+        """))
+        let session = moonmock.makeSession()
+        let count = 2000
+        let answers = try await withThrowingTaskGroup(of: Int.self) { group in
+            for lane in 0..<12 {
+                group.addTask {
+                    var right = 0
+                    for n in stride(from: lane, to: count, by: 12) {
+                        let (text, response) = try await session.fetch("http://x.test/d/\(n)")
+                        if response.statusCode == 200, text == #"{"n":\#(n)}"# { right += 1 }
+                    }
+                    return right
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(answers == count)
+    }
+
     @Test("redirects arrive as plain 3xx responses")
     func redirects() async throws {
         let (_, response) = try await keep(makeMoonmock()).makeSession().fetch("http://x.test/moved")
