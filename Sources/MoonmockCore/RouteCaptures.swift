@@ -1,6 +1,12 @@
 /// The parameters one match of a route pattern captured, in pattern order. Up to four are kept
 /// inline, so that a match allocates nothing beyond the values' own storage (a short value,
 /// like most ids, needs none); ``dictionary`` builds the `[String: String]` form when asked.
+///
+/// ```swift
+/// let rule = try Rule(id: "order", method: "GET", pattern: RoutePattern("/users/:user/orders/:id")) { ctx in
+///     .text("order \(ctx.captures["id"] ?? "") of \(ctx.captures["user"] ?? "")")
+/// }
+/// ```
 public struct RouteCaptures: Sendable {
     private var first: (name: String, value: String)?
     private var second: (name: String, value: String)?

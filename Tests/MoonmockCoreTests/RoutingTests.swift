@@ -25,6 +25,16 @@ struct RoutingTests {
         #expect(try RoutePattern("/users/:id").match(request("GET", "http://h/users/7/extra")) == nil)
     }
 
+    @Test("a Swift responder reads the captures, by name or as a dictionary")
+    func captures() throws {
+        let engine = Engine()
+        engine.setScriptRules(RuleSet([try rule("GET", "/users/:user/orders/{id}/*rest") { ctx in
+            .text("\(ctx.captures["user"] ?? "-") \(ctx.captures["id"] ?? "-") \(ctx.captures.count) \(ctx.params.sorted { $0.key < $1.key })")
+        }]))
+        let text = String(decoding: engine.handle(request("GET", "http://h/users/ann/orders/42/a/b")).response.body, as: UTF8.self)
+        #expect(text == #"ann 42 3 [(key: "id", value: "42"), (key: "rest", value: "a/b"), (key: "user", value: "ann")]"#)
+    }
+
     @Test("a full URL pins scheme, host and port; a path matches any host")
     func origins() throws {
         let pinned = try RoutePattern("https://api.example.com/users/:id")
