@@ -33,13 +33,20 @@ struct PolicyTests {
 
     @Test("the pass-through policy sends unmatched requests to the real network on its own session")
     func passThroughPolicy() async throws {
-        let upstream = try LoopbackServer(body: "from upstream")
+        let upstream = try LoopbackServer(body: "from upstream", limit: 80)
         let moonmock = try makeMoonmock()
         moonmock.unmatchedPolicy = .passThrough
         let s = moonmock.makeSession()
         let (body, response) = try await s.fetch("http://127.0.0.1:\(upstream.port)/anything")
         #expect(response.statusCode == 200 && body == "from upstream")
         #expect(try await s.fetch("http://127.0.0.1:\(upstream.port)/users/2").0 == #"{"id":2,"name":"User 2"}"#)
+        // Many at once: the upstream answers come back on other threads and are handed to the
+        // task on its own queue.
+        let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+            for n in 0..<64 { group.addTask { try await s.fetch("http://127.0.0.1:\(upstream.port)/p\(n)").0 } }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(bodies.count == 64 && bodies.allSatisfy { $0 == "from upstream" })
     }
 
     @Test("logging: compact and verbose lines to a callback, limited to some URLs")
