@@ -292,6 +292,22 @@ struct HTTP1Tests {
             let partial = Array(text.utf8.prefix(cut)).withUnsafeBytes { RequestHead.parse($0, limit: 1024) }
             if case .incomplete = partial {} else { Issue.record("prefix of \(cut) bytes: \(partial)") }
         }
+        // Names and methods: every RFC 9110 token character is accepted, anything else refused.
+        func verdict(_ head: String) -> Int {
+            switch Array(head.utf8).withUnsafeBytes({ RequestHead.parse($0, limit: 1024) }) {
+            case .complete: return 200
+            case .invalid(let status, _): return status
+            case .incomplete: return 0
+            }
+        }
+        #expect(verdict("GET / HTTP/1.1\r\nAz09!#$%&'*+-.^_`|~: v\r\n\r\n") == 200)
+        #expect(verdict("M-SEARCH * HTTP/1.0\r\n\r\n") == 200)
+        for bad in ["(", ")", ",", "/", ";", "<", "=", ">", "?", "@", "[", "\\", "]", "{", "}", "\"", "\u{7F}", "é", "\u{01}"] {
+            #expect(verdict("GET / HTTP/1.1\r\nX\(bad)Y: v\r\n\r\n") == 400, "header name with \(bad)")
+            #expect(verdict("G\(bad)T / HTTP/1.1\r\n\r\n") == 400, "method with \(bad)")
+        }
+        #expect(verdict("GET / HTTP/1.2\r\n\r\n") == 505)
+        #expect(verdict("GET / HTTP/1.x\r\n\r\n") == 400)
     }
 
     @Test("the head parser on 3,000 mangled requests: a verdict for each, consistent with every prefix")

@@ -83,7 +83,7 @@ struct RequestHead {
         }
         let version = UnsafeRawBufferPointer(start: base + sp2 + 1, count: lineEnd - sp2 - 1)
         let minor: Int
-        if version.elementsEqual(http11) { minor = 1 } else if version.elementsEqual(http10) { minor = 0 } else {
+        if let known = httpMinor(version) { minor = known } else {
             if version.count == 8 && version.starts(with: "HTTP/".utf8) && isDigit(version[5]) && version[6] == UInt8(ascii: ".") && isDigit(version[7]) {
                 return .invalid(status: 505, message: "HTTP version not supported")
             }
@@ -188,17 +188,24 @@ struct RequestHead {
         return true
     }
 
-    /// RFC 9110 `tchar`.
+    /// RFC 9110 `tchar`: a bit per ASCII byte in two constant words (a lookup table would be a
+    /// lazily made global, checked on every byte of every header name).
     @inline(__always)
-    private static func isToken(_ byte: UInt8) -> Bool { tokenTable[Int(byte)] }
+    private static func isToken(_ byte: UInt8) -> Bool {
+        // Bytes 0–63: ! # $ % & ' * + - . 0-9; bytes 64–127: A-Z ^ _ ` a-z | ~.
+        let low: UInt64 = 0x03FF_6CFA_0000_0000, high: UInt64 = 0x57FF_FFFF_C7FF_FFFE
+        return byte < 64 ? (low >> UInt64(byte)) & 1 == 1 : byte < 128 && (high >> UInt64(byte - 64)) & 1 == 1
+    }
     @inline(__always)
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
-    private static let tokenTable: [Bool] = (0..<256).map { b in
-        (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || "!#$%&'*+-.^_`|~".utf8.contains(UInt8(b))
+    /// `HTTP/1.x`: the minor version (0 or 1), or `nil`.
+    @inline(__always)
+    private static func httpMinor(_ v: UnsafeRawBufferPointer) -> Int? {
+        guard v.count == 8, v[0] == 0x48, v[1] == 0x54, v[2] == 0x54, v[3] == 0x50, v[4] == 0x2F, v[5] == 0x31,
+              v[6] == 0x2E, v[7] == 0x30 || v[7] == 0x31 else { return nil }
+        return Int(v[7] - 0x30)
     }
-    private static let http11 = Array("HTTP/1.1".utf8)
-    private static let http10 = Array("HTTP/1.0".utf8)
 }
 
 private let cr = UInt8(ascii: "\r"), lf = UInt8(ascii: "\n"), space = UInt8(ascii: " "), tab = UInt8(ascii: "\t")
