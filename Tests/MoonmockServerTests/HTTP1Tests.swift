@@ -285,7 +285,7 @@ struct HTTP1Tests {
         guard case .complete(let head, let length) = parse else { Issue.record("\(parse)"); return }
         #expect(head.method == "POST" && head.target == "/a?b=1" && head.minorVersion == 1)
         #expect(head.contentLength == 12 && !head.chunked && !head.keepAlive)
-        #expect(head.headers["host"] == "example.com" && head.headers["x-empty"] == "")
+        #expect(head.headers["host"] == "example.com" && head.host == "example.com" && head.headers["x-empty"] == "")
         #expect(length == text.utf8.count - 4)
         // Every prefix short of the blank line is incomplete, never an error.
         for cut in 0..<(length - 1) {

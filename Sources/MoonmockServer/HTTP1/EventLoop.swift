@@ -398,7 +398,7 @@ final class EventLoop: @unchecked Sendable {
             // Absolute form (`GET http://host/path`, as sent to a proxy): the URL names the host.
             request = MockRequest(method: head.method, url: head.target, headers: head.headers, body: body)
         } else {
-            request = MockRequest(method: head.method, scheme: "http", authority: head.headers["host"] ?? defaultAuthority,
+            request = MockRequest(method: head.method, scheme: "http", authority: head.host ?? defaultAuthority,
                                   target: head.target, headers: head.headers, body: body)
         }
         let isHead = head.method == "HEAD"

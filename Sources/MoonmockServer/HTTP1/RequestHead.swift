@@ -29,6 +29,8 @@ struct RequestHead {
     var keepAlive: Bool
     /// `Expect: 100-continue`: the client waits for a `100 Continue` before sending the body.
     var expectContinue = false
+    /// The first `Host` field's value, noted while parsing (no lookup afterwards).
+    var host: String?
 
     /// The outcome of reading a header section from the start of a buffer.
     enum Parse {
@@ -151,7 +153,9 @@ struct RequestHead {
             default:
                 break
             }
-            head.headers.add(string(base, line.start, colon), string(base, valueStart, valueEnd))
+            let fieldValue = string(base, valueStart, valueEnd)
+            if name.count == 4 && head.host == nil && equalsLowercased(name, "host") { head.host = fieldValue }
+            head.headers.add(string(base, line.start, colon), fieldValue)
         }
         if transferEncoding && head.contentLength != nil {
             return .invalid(status: 400, message: "both Content-Length and Transfer-Encoding")
