@@ -212,8 +212,9 @@ struct RequestHead {
     }
 }
 
-private let cr = UInt8(ascii: "\r"), lf = UInt8(ascii: "\n"), space = UInt8(ascii: " "), tab = UInt8(ascii: "\t")
-private let colonByte = UInt8(ascii: ":")
+// Literals, not `UInt8(ascii:)`: those would be lazily made globals, each read a `swift_once` call.
+private let cr: UInt8 = 0x0D, lf: UInt8 = 0x0A, space: UInt8 = 0x20, tab: UInt8 = 0x09
+private let colonByte: UInt8 = 0x3A
 
 extension Substring {
     /// Without leading and trailing spaces and tabs.
