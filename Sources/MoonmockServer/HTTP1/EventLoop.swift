@@ -199,15 +199,16 @@ final class EventLoop: @unchecked Sendable {
         for _ in 0..<min(64, max(1, events / 4)) {
             let fd = accept4(listener, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
             if fd < 0 {
-                if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
+                let error = errno
+                if error == EINTR || error == ECONNABORTED { continue }
+                if error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM {
                     // Out of descriptors: the pending connection stays queued and the socket
                     // stays readable. Stop watching it for a moment instead of spinning.
                     epoll_ctl(epoll, EPOLL_CTL_DEL, listener, nil)
                     timers.push(TimerHeap.Entry(deadline: DispatchTime.now().uptimeNanoseconds + 100_000_000,
                                                 fd: listener, serial: 0))
                 }
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return   // EAGAIN: the queue is empty
+                return   // EAGAIN (the queue is empty), or out of descriptors
             }
             nextSerial += 1
             let connection = Connection(fd: fd, serial: nextSerial, now: DispatchTime.now().uptimeNanoseconds)
