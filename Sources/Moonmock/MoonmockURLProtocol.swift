@@ -59,33 +59,55 @@ public class MoonmockURLProtocol: URLProtocol {
 
     override public class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
 
+    /// The engine's answer to this request when it was worked out before `startLoading`
+    /// (see ``init(task:cachedResponse:client:)``).
+    private var answer: Answer?
+
+    #if canImport(FoundationNetworking)
+    /// swift-corelibs-foundation makes the protocol object of a resumed task on a global queue
+    /// (after asking the session's URL cache), then runs `startLoading` on the session's serial
+    /// work queue, which every task of the session shares. A task that is running by then has
+    /// been sent: the engine answers it here, off that queue, so that the requests of a session
+    /// are routed and run in parallel with the session's own bookkeeping. A task made for a
+    /// cancellation or a suspension (not running) is left alone; it is answered in
+    /// `startLoading`, if that ever comes.
+    public required convenience init(task: URLSessionTask, cachedResponse: CachedURLResponse?, client: (any URLProtocolClient)?) {
+        self.init(request: task.originalRequest ?? URLRequest(url: URL(string: "http://localhost/")!), cachedResponse: cachedResponse, client: client)
+        self.task = task
+        if task.state == .running, let owner = Self.owner {
+            answer = Answer(request, owner)
+        }
+    }
+    #endif
+
     override public func startLoading() {
-        guard let owner = Self.owner else {
+        let answer: Answer
+        if let early = self.answer {
+            answer = early
+            self.answer = nil
+        } else if let owner = Self.owner {
+            answer = Answer(request, owner)
+        } else {
             fail(MoonmockError.released(request.url?.absoluteString ?? "?"))
             return
         }
-        let mockRequest = MockRequest(request)
-        let exchange = owner.engine.handle(mockRequest)
+        let exchange = answer.exchange
+        let head = exchange.request.method == "HEAD"
         if case .dribble? = exchange.response.fault {
             // Read here, on the session's work queue, which owns the task registry.
             dribbleWhole = Self.completionHandlerTakesLastChunkOnly(task)
         }
-        let logging = owner.logging
         if exchange.matched {
-            logging.log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0, ruleID: exchange.ruleID)
-            deliver(exchange.response, after: exchange.delayMilliseconds, head: mockRequest.method == "HEAD")
+            deliver(exchange.response, after: exchange.delayMilliseconds, head: head)
             return
         }
-        switch owner.unmatchedPolicy {
+        switch answer.unmatched {
         case .fail:
-            logging.log(exchange.request, status: 0, ruleID: nil)
             fail(MoonmockError.unmatched(exchange.request, exchange.nearMisses))
         case .notImplemented:
-            logging.log(exchange.request, status: 501, ruleID: nil)
             let text = MoonmockError.unmatchedText(exchange.request, exchange.nearMisses) + "\n"
-            deliver(.text(text, status: 501), after: 0, head: mockRequest.method == "HEAD")
+            deliver(.text(text, status: 501), after: 0, head: head)
         case .passThrough:
-            logging.log(exchange.request, status: nil, ruleID: nil)
             passThrough()
         }
     }

@@ -148,6 +148,28 @@ struct InterceptionTests {
         #expect(answers == count)
     }
 
+    @Test("a request runs its handler once, and a task cancelled before it was resumed never reaches the engine")
+    func handlerRunsOncePerSentRequest() async throws {
+        let moonmock = try keep(makeMoonmock("""
+        mock.get("/count", function() return { n = mock.state:incr("hits", 1, 0) } end)
+        """))
+        let session = moonmock.makeSession()
+        for n in 1...3 {
+            let (body, _) = try await session.fetch("http://x.test/count")
+            #expect(body == #"{"n":\#(n)}"#)
+        }
+        // Cancelled while still suspended: URLSession makes a protocol object for it, but the
+        // request was never sent, so no handler may run and the journal must not show it.
+        let error: (any Error)? = await withCheckedContinuation { c in
+            let task = session.dataTask(with: URL(string: "http://x.test/count")!) { _, _, error in c.resume(returning: error) }
+            task.cancel()
+        }
+        #expect((error as? URLError)?.code == .cancelled)
+        #expect(moonmock.requests.count == 3)
+        let (body, _) = try await session.fetch("http://x.test/count")
+        #expect(body == #"{"n":4}"#)
+    }
+
     @Test("redirects arrive as plain 3xx responses")
     func redirects() async throws {
         let (_, response) = try await keep(makeMoonmock()).makeSession().fetch("http://x.test/moved")
