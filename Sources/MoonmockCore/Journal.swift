@@ -47,12 +47,12 @@ public final class Journal: Sendable {
     public static let maxBodyBytes = 64 * 1024
 
     private struct Ring {
-        var slots: [JournalEntry?]
+        var slots: [JournalRecord?]
         var next = 0
         var count = 0
 
-        /// Entries oldest first.
-        var ordered: [JournalEntry] {
+        /// Records oldest first.
+        var ordered: [JournalRecord] {
             let start = (next - count + slots.count) % slots.count
             return (0..<count).compactMap { slots[(start + $0) % slots.count] }
         }
@@ -76,12 +76,11 @@ public final class Journal: Sendable {
     /// Records `entry` in the ring of `stripe` (the recording thread's); `time` (monotonic
     /// nanoseconds, the caller's clock reading) orders it among the other rings' entries.
     func record(at time: UInt64, _ entry: JournalEntry, stripe: Int) {
-        var entry = entry
-        entry.sequence = time
-        // The entry it replaces (a request from `capacity` requests ago, cold in every cache) is
-        // released after the lock.
-        let replaced: JournalEntry? = stripes.withUnsafeBufferPointer { $0[stripe & (StripedCounter.stripes - 1)] }.ring.withLock { r in
-            var slot: JournalEntry? = entry
+        // Copied into one block before the lock; the record it replaces (a request from
+        // `capacity` requests ago, cold in every cache) is released after it.
+        let record: JournalRecord? = JournalRecord.make(entry, sequence: time)
+        let replaced: JournalRecord? = stripes.withUnsafeBufferPointer { $0[stripe & (StripedCounter.stripes - 1)] }.ring.withLock { r in
+            var slot = record
             swap(&slot, &r.slots[r.next])
             r.next = r.next + 1 == r.slots.count ? 0 : r.next + 1
             r.count = min(r.count + 1, r.slots.count)
@@ -90,12 +89,11 @@ public final class Journal: Sendable {
         _ = consume replaced
     }
 
-    /// Entries oldest first.
     public func entries() -> [JournalEntry] {
-        var all: [JournalEntry] = []
+        var all: [JournalRecord] = []
         for stripe in stripes { all += stripe.ring.withLock { $0.ordered } }
         if stripes.count > 1 { all.sort { $0.sequence < $1.sequence } }
-        return all.count > capacity ? Array(all.suffix(capacity)) : all
+        return all.suffix(capacity).map(\.entry)
     }
 
     public func clear() {

@@ -39,6 +39,38 @@ struct EngineServicesTests {
         #expect(engine.journal.entries().isEmpty)
     }
 
+    @Test("the journal gives back every request exactly as it came, outcome included")
+    func journalRoundTrip() throws {
+        let engine = Engine()
+        engine.setScriptRules(RuleSet([
+            try rule("POST", "/orders/:id", id: "orders") { _ in MockResponse(status: 201, headers: .json, body: Array("{}".utf8), fault: .dribble(bytesPerSecond: 5)) },
+        ]))
+        let big = [UInt8](repeating: 0x61, count: Journal.maxBodyBytes + 10)
+        let sent = [
+            MockRequest(method: "post", url: "http://API.example.com:8080/orders/7?x=1&y=%20#frag",
+                        headers: ["Content-Type": "application/json", "X-Long-Header-Name-Here": String(repeating: "v", count: 40), "x-empty": ""],
+                        body: Array(#"{"sku":"A1","note":"ünïcode"}"#.utf8)),
+            MockRequest(method: "POST", scheme: "https", authority: "[::1]:8443", target: "/orders/8", headers: HTTPHeaders(), body: []),
+            MockRequest(method: "GET", url: "/nope", headers: ["Host": "h.test"], body: big),
+        ]
+        let exchanges = sent.map { engine.handle($0) }
+        let entries = engine.journal.entries()
+        try #require(entries.count == 3)
+        for (entry, (request, exchange)) in zip(entries, zip(sent, exchanges)) {
+            #expect(entry.id == exchange.request.id)
+            #expect(entry.method == request.method && entry.url == request.url && entry.path == request.path)
+            #expect(entry.request.rawQuery == request.rawQuery && entry.request.port == request.port && entry.request.host == request.host)
+            #expect(entry.request.scheme == request.scheme)
+            #expect(entry.headers == request.headers)
+            #expect(entry.body == Array(request.body.prefix(Journal.maxBodyBytes)))
+            #expect(entry.ruleID == exchange.ruleID)
+        }
+        #expect(entries[0].status == 0 && entries[0].fault == .dribble(bytesPerSecond: 5))
+        #expect(entries[1].request.host == "[::1]" && entries[1].request.port == 8443)
+        #expect(entries[2].status == 404 && entries[2].nearMisses.first?.ruleID == "orders")
+        #expect(entries[2].body.count == Journal.maxBodyBytes)
+    }
+
     @Test("journal timestamps follow the wall clock, or the pinned clock when there is one")
     func timestamps() throws {
         let real = Engine()

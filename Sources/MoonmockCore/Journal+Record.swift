@@ -1,0 +1,140 @@
+/// One journal entry kept in a single allocation: the request's method, scheme, authority,
+/// target, header fields and body as length-prefixed bytes after a header of the outcome.
+///
+/// A full journal replaces its oldest entry with every request, and the entry it frees is a
+/// request from `capacity` requests ago, cold in every cache. Kept as a ``MockRequest`` it is
+/// several blocks (its storage, its header list, its path segments, its body), each a cache
+/// miss to free; kept as a record it is one. The request is rebuilt when the journal is read,
+/// which is rare next to recording.
+///
+/// ```swift
+/// let record = JournalRecord.make(entry, sequence: 1)
+/// record.entry.request.path   // as recorded
+/// ```
+/// `@unchecked Sendable`: written once, before it is shared, and only read after.
+struct JournalRecord: @unchecked Sendable {
+    private let storage: ManagedBuffer<Head, UInt8>
+
+    struct Head {
+        let sequence: UInt64
+        let id: Int
+        let port: Int?
+        let headerCount: Int
+        let timestamp: Double
+        let status: Int
+        let ruleID: String?
+        let durationMicros: Int
+        let delayMilliseconds: Double
+        let fault: Fault?
+        let logs: [String]
+        let error: String?
+        let nearMisses: [NearMiss]
+    }
+
+    /// Copies `entry`'s request (its body cut to ``Journal/maxBodyBytes``) and outcome.
+    static func make(_ entry: JournalEntry, sequence: UInt64) -> JournalRecord {
+        let r = entry.request
+        let fields = r.headers.fields
+        let body = r.body.count > Journal.maxBodyBytes ? r.body[..<Journal.maxBodyBytes] : r.body[...]
+        // A 32-bit length before each of: method, scheme, host, target, every name and value, body.
+        var size = 4 * (5 + 2 * fields.count) + body.count
+        size += r.method.utf8.count + r.scheme.utf8.count + r.host.utf8.count + r.path.utf8.count
+        if let q = r.rawQuery { size += 1 + q.utf8.count }
+        for f in fields { size += f.name.utf8.count + f.value.utf8.count }
+        let storage = ManagedBuffer<Head, UInt8>.create(minimumCapacity: size) { _ in
+            Head(sequence: sequence, id: r.id, port: r.port, headerCount: fields.count, timestamp: entry.timestamp,
+                 status: entry.status, ruleID: entry.ruleID, durationMicros: entry.durationMicros,
+                 delayMilliseconds: entry.delayMilliseconds, fault: entry.fault, logs: entry.logs, error: entry.error,
+                 nearMisses: entry.nearMisses)
+        }
+        storage.withUnsafeMutablePointerToElements { start in
+            var writer = Writer(at: UnsafeMutableRawPointer(start))
+            writer.put(r.method)
+            writer.put(r.scheme)
+            writer.put(r.host)
+            if let q = r.rawQuery { writer.put(r.path, "?", q) } else { writer.put(r.path) }
+            for f in fields {
+                writer.put(f.name)
+                writer.put(f.value)
+            }
+            body.withUnsafeBufferPointer { writer.put(UnsafeRawBufferPointer($0)) }
+            assert(writer.p == UnsafeMutableRawPointer(start) + size, "journal record size miscounted")
+        }
+        return JournalRecord(storage: storage)
+    }
+
+    var sequence: UInt64 { storage.header.sequence }
+
+    /// The entry as recorded, its request rebuilt.
+    var entry: JournalEntry {
+        let h = storage.header
+        let request: MockRequest = storage.withUnsafeMutablePointerToElements { start in
+            var reader = Reader(at: UnsafeRawPointer(start))
+            let method = reader.string(), scheme = reader.string(), host = reader.string(), target = reader.string()
+            var fields: [(String, String)] = []
+            fields.reserveCapacity(h.headerCount)
+            for _ in 0..<h.headerCount { fields.append((reader.string(), reader.string())) }
+            let body = reader.bytes()
+            var request = MockRequest(method: method, scheme: scheme, authority: h.port.map { host + ":\($0)" } ?? host,
+                                      target: target, headers: HTTPHeaders(fields), body: body)
+            request.id = h.id
+            return request
+        }
+        var entry = JournalEntry(request: request, timestamp: h.timestamp, status: h.status, ruleID: h.ruleID,
+                                 durationMicros: h.durationMicros, delayMilliseconds: h.delayMilliseconds, fault: h.fault,
+                                 logs: h.logs, error: h.error, nearMisses: h.nearMisses)
+        entry.sequence = h.sequence
+        return entry
+    }
+
+    /// Appends length-prefixed byte strings (a 32-bit length, then the bytes).
+    private struct Writer {
+        var p: UnsafeMutableRawPointer
+
+        init(at p: UnsafeMutableRawPointer) { self.p = p }
+
+        mutating func put(_ bytes: UnsafeRawBufferPointer) {
+            p.storeBytes(of: UInt32(bytes.count), as: UInt32.self)
+            if let base = bytes.baseAddress, !bytes.isEmpty { (p + 4).copyMemory(from: base, byteCount: bytes.count) }
+            p += 4 + bytes.count
+        }
+
+        mutating func put(_ text: String) {
+            var text = text
+            text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
+        }
+
+        /// Three strings as one: the path, `?` and the query.
+        mutating func put(_ a: String, _ b: String, _ c: String) {
+            let start = p
+            p += 4
+            raw(a)
+            raw(b)
+            raw(c)
+            start.storeBytes(of: UInt32(p - start - 4), as: UInt32.self)
+        }
+
+        private mutating func raw(_ text: String) {
+            var text = text
+            text.withUTF8 { u in
+                if let base = u.baseAddress, !u.isEmpty { p.copyMemory(from: base, byteCount: u.count) }
+                p += u.count
+            }
+        }
+    }
+
+    private struct Reader {
+        var p: UnsafeRawPointer
+
+        init(at p: UnsafeRawPointer) { self.p = p }
+
+        private mutating func next() -> UnsafeRawBufferPointer {
+            let count = Int(p.loadUnaligned(as: UInt32.self))
+            defer { p += 4 + count }
+            return UnsafeRawBufferPointer(start: p + 4, count: count)
+        }
+
+        mutating func string() -> String { String(decoding: next(), as: UTF8.self) }
+        mutating func bytes() -> [UInt8] { [UInt8](next()) }
+    }
+}
