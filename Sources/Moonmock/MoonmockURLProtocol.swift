@@ -91,22 +91,19 @@ public class MoonmockURLProtocol: URLProtocol {
             fail(MoonmockError.released(request.url?.absoluteString ?? "?"))
             return
         }
-        let exchange = answer.exchange
-        let head = exchange.request.method == "HEAD"
-        if case .dribble? = exchange.response.fault {
-            // Read here, on the session's work queue, which owns the task registry.
-            dribbleWhole = Self.completionHandlerTakesLastChunkOnly(task)
-        }
-        if exchange.matched {
-            deliver(exchange.response, after: exchange.delayMilliseconds, head: head)
-            return
-        }
-        switch answer.unmatched {
-        case .fail:
-            fail(MoonmockError.unmatched(exchange.request, exchange.nearMisses))
-        case .notImplemented:
-            let text = MoonmockError.unmatchedText(exchange.request, exchange.nearMisses) + "\n"
-            deliver(.text(text, status: 501), after: 0, head: head)
+        switch answer {
+        case .respond(let delivery, let milliseconds):
+            if case .dribble? = delivery.response.fault {
+                // Read here, on the session's work queue, which owns the task registry.
+                dribbleWhole = Self.completionHandlerTakesLastChunkOnly(task)
+            }
+            if milliseconds > 0 {
+                schedule(after: milliseconds / 1000) { me in me.send(delivery) }
+            } else {
+                send(delivery)
+            }
+        case .fail(let error):
+            fail(error)
         case .passThrough:
             passThrough()
         }
@@ -124,17 +121,9 @@ public class MoonmockURLProtocol: URLProtocol {
 
     // MARK: delivery
 
-    /// Delivers `response` after `milliseconds`, honouring its fault.
-    private func deliver(_ response: MockResponse, after milliseconds: Double, head: Bool) {
-        if milliseconds > 0 {
-            schedule(after: milliseconds / 1000) { me in me.send(response, head: head) }
-        } else {
-            send(response, head: head)
-        }
-    }
-
-    private func send(_ response: MockResponse, head: Bool) {
-        switch response.fault {
+    /// Delivers `delivery`, honouring its fault.
+    private func send(_ delivery: Delivery) {
+        switch delivery.response.fault {
         case .connectionReset?: fail(URLError(.networkConnectionLost))
         case .emptyResponse?, .malformedChunk?: fail(URLError(.badServerResponse))
         case .error(let failure)?: fail(failure.error)
@@ -143,36 +132,29 @@ public class MoonmockURLProtocol: URLProtocol {
             let wait = request.timeoutInterval > 0 ? request.timeoutInterval : 60
             schedule(after: wait) { me in me.fail(URLError(.timedOut)) }
         case .dribble(let bytesPerSecond)?:
-            guard sendHead(response) else { return }
-            let body = head ? [] : response.body
+            guard sendHead(delivery) else { return }
+            let body = delivery.body
             if dribbleWhole {
                 // As slow as the slices would be, but in one piece (see `dribbleWhole`).
                 schedule(after: Double(body.count) / Double(max(1, bytesPerSecond))) { me in
-                    if !body.isEmpty { me.client?.urlProtocol(me, didLoad: Data(body)) }
+                    if !body.isEmpty { me.client?.urlProtocol(me, didLoad: body) }
                     me.finish()
                 }
             } else {
                 dribble(body, bytesPerSecond: max(1, bytesPerSecond))
             }
         case nil:
-            guard sendHead(response) else { return }
-            if !head && !response.body.isEmpty { client?.urlProtocol(self, didLoad: Data(response.body)) }
+            guard sendHead(delivery) else { return }
+            if !delivery.body.isEmpty { client?.urlProtocol(self, didLoad: delivery.body) }
             finish()
         }
     }
 
-    /// Sends the status line and headers; `false` when loading was stopped.
-    private func sendHead(_ response: MockResponse) -> Bool {
-        guard !withPending({ $0.stopped }), let url = request.url else { return false }
-        // One pass: repeated names are joined, and whether a length was given is noted on the way.
-        var fields = [String: String](minimumCapacity: response.headers.fields.count + 1)
-        var hasLength = false
-        for field in response.headers {
-            if !hasLength && field.name.utf8.count == 14 && field.name.equalsIgnoringASCIICase("content-length") { hasLength = true }
-            if let earlier = fields[field.name] { fields[field.name] = earlier + ", " + field.value } else { fields[field.name] = field.value }
-        }
-        if !hasLength { fields["Content-Length"] = String(response.body.count) }
-        guard let http = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: fields) else {
+    /// Sends the status line and headers; `false` when loading was stopped or they could not
+    /// be sent (then the task has failed).
+    private func sendHead(_ delivery: Delivery) -> Bool {
+        guard !withPending({ $0.stopped }) else { return false }
+        guard let http = delivery.head else {
             fail(URLError(.badServerResponse))
             return false
         }
@@ -182,13 +164,13 @@ public class MoonmockURLProtocol: URLProtocol {
     }
 
     /// Sends `body` in slices so that it arrives at about `bytesPerSecond`.
-    private func dribble(_ body: [UInt8], bytesPerSecond: Int) {
+    private func dribble(_ body: Data, bytesPerSecond: Int) {
         let slice = max(1, bytesPerSecond / 10)
         guard !body.isEmpty else { finish(); return }
-        let chunk = Array(body.prefix(slice))
-        let rest = Array(body.dropFirst(slice))
+        let chunk = Data(body.prefix(slice))
+        let rest = Data(body.dropFirst(slice))
         schedule(after: Double(chunk.count) / Double(bytesPerSecond)) { me in
-            me.client?.urlProtocol(me, didLoad: Data(chunk))
+            me.client?.urlProtocol(me, didLoad: chunk)
             me.dribble(rest, bytesPerSecond: bytesPerSecond)
         }
     }
