@@ -294,11 +294,9 @@ public final class Engine: Sendable {
         let delay = response.delay?.sample(environment.random) ?? 0
         let now = DispatchTime.now().uptimeNanoseconds
         let elapsed = Int((now - started) / 1000)
-        journal.record(at: now, JournalEntry(
-            request: request.body.count > Journal.maxBodyBytes ? request.truncatingBody(to: Journal.maxBodyBytes) : request,
-            timestamp: environment.usesSystemClock ? lane.wallClock(at: now) : environment.now(),
-            status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
-            delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses), stripe: lane.stripe)
+        journal.record(at: now, request, timestamp: environment.usesSystemClock ? lane.wallClock(at: now) : environment.now(),
+                       status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
+                       delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses, stripe: lane.stripe)
         return Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
     }
 }

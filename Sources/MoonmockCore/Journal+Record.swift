@@ -8,7 +8,9 @@
 /// which is rare next to recording.
 ///
 /// ```swift
-/// let record = JournalRecord.make(entry, sequence: 1)
+/// let record = JournalRecord.make(request, sequence: 1, timestamp: 0, status: 200, ruleID: "ping",
+///                                 durationMicros: 3, delayMilliseconds: 0, fault: nil, logs: [],
+///                                 error: nil, nearMisses: [])
 /// record.entry.request.path   // as recorded
 /// ```
 /// `@unchecked Sendable`: written once, before it is shared, and only read after.
@@ -31,9 +33,9 @@ struct JournalRecord: @unchecked Sendable {
         let nearMisses: [NearMiss]
     }
 
-    /// Copies `entry`'s request (its body cut to ``Journal/maxBodyBytes``) and outcome.
-    static func make(_ entry: JournalEntry, sequence: UInt64) -> JournalRecord {
-        let r = entry.request
+    /// Copies `r` (its body cut to ``Journal/maxBodyBytes``) and what came of it.
+    static func make(_ r: MockRequest, sequence: UInt64, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
+                     delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss]) -> JournalRecord {
         let fields = r.headers.fields
         let body = r.body.count > Journal.maxBodyBytes ? r.body[..<Journal.maxBodyBytes] : r.body[...]
         // A 32-bit length before each of: method, scheme, host, target, every name and value, body.
@@ -42,10 +44,9 @@ struct JournalRecord: @unchecked Sendable {
         if let q = r.rawQuery { size += 1 + q.utf8.count }
         for f in fields { size += f.name.utf8.count + f.value.utf8.count }
         let storage = ManagedBuffer<Head, UInt8>.create(minimumCapacity: size) { _ in
-            Head(sequence: sequence, id: r.id, port: r.port, headerCount: fields.count, timestamp: entry.timestamp,
-                 status: entry.status, ruleID: entry.ruleID, durationMicros: entry.durationMicros,
-                 delayMilliseconds: entry.delayMilliseconds, fault: entry.fault, logs: entry.logs, error: entry.error,
-                 nearMisses: entry.nearMisses)
+            Head(sequence: sequence, id: r.id, port: r.port, headerCount: fields.count, timestamp: timestamp,
+                 status: status, ruleID: ruleID, durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
+                 fault: fault, logs: logs, error: error, nearMisses: nearMisses)
         }
         storage.withUnsafeMutablePointerToElements { start in
             var writer = Writer(at: UnsafeMutableRawPointer(start))

@@ -73,12 +73,16 @@ public final class Journal: Sendable {
         stripes = (0..<StripedCounter.stripes).map { _ in Stripe(capacity: max(1, capacity)) }
     }
 
-    /// Records `entry` in the ring of `stripe` (the recording thread's); `time` (monotonic
-    /// nanoseconds, the caller's clock reading) orders it among the other rings' entries.
-    func record(at time: UInt64, _ entry: JournalEntry, stripe: Int) {
+    /// Records `request` and its outcome in the ring of `stripe` (the recording thread's);
+    /// `time` (monotonic nanoseconds, the caller's clock reading) orders it among the other
+    /// rings' entries.
+    func record(at time: UInt64, _ request: MockRequest, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
+                delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss], stripe: Int) {
         // Copied into one block before the lock; the record it replaces (a request from
         // `capacity` requests ago, cold in every cache) is released after it.
-        let record: JournalRecord? = JournalRecord.make(entry, sequence: time)
+        let record: JournalRecord? = JournalRecord.make(request, sequence: time, timestamp: timestamp, status: status, ruleID: ruleID,
+                                                        durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
+                                                        fault: fault, logs: logs, error: error, nearMisses: nearMisses)
         let replaced: JournalRecord? = stripes.withUnsafeBufferPointer { $0[stripe & (StripedCounter.stripes - 1)] }.ring.withLock { r in
             var slot = record
             swap(&slot, &r.slots[r.next])

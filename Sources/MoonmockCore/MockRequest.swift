@@ -70,13 +70,6 @@ public struct MockRequest: Sendable {
         return (host, digits.reduce(0) { $0 * 10 + Int($1 - 0x30) })
     }
 
-    /// A copy whose body is cut to `limit` bytes (for the journal).
-    func truncatingBody(to limit: Int) -> MockRequest {
-        var copy = MockRequest(method: method, url: url, headers: headers, body: Array(body.prefix(limit)))
-        copy.id = id
-        return copy
-    }
-
     /// The absolute URL, with the port only when it is not the scheme's default.
     public var url: String {
         var s = scheme + "://" + host
