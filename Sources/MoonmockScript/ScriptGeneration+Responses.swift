@@ -10,9 +10,7 @@ extension ScriptGeneration {
         case LUA_TNIL, LUA_TNONE: return nil
         case LUA_TBOOLEAN where !stack.bool(at: i): return nil
         case LUA_TSTRING:
-            var r = MockResponse(status: 200, body: stack.bytes(at: i) ?? [])
-            r.headers["Content-Type"] = "text/plain; charset=utf-8"
-            return .fixed(r, explicitStatus: false)
+            return .fixed(MockResponse(status: 200, headers: textHeaders, body: stack.bytes(at: i) ?? []), explicitStatus: false)
         case LUA_TTABLE:
             let t = stack.absolute(i)
             if hasMetatable(t, refs.resp, stack) { return try responseValue(t, stack) }
