@@ -220,8 +220,14 @@ final class EventLoop: @unchecked Sendable {
             if Int(fd) >= connections.count { connections += Array(repeating: nil, count: Int(fd) + 64 - connections.count) }
             connections[Int(fd)] = connection
             connectionCount.add(1, ordering: .relaxed)
-            watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue, add: true)
             readable(connection)
+            // Watched only when it stays open: a `Connection: close` request answered in that
+            // read never costs an `epoll_ctl`. (Level-triggered: anything that arrived since
+            // the read is reported at once.)
+            if !connection.closed {
+                connection.registered = true
+                watch(fd, connection.interest, add: true)
+            }
             if stopping { return }
         }
     }
@@ -572,7 +578,7 @@ final class EventLoop: @unchecked Sendable {
         if !c.pending.isEmpty { mask |= EPOLLOUT.rawValue }
         if mask != c.interest {
             c.interest = mask
-            watch(c.fd, mask, add: false)
+            if c.registered { watch(c.fd, mask, add: false) }
         }
     }
 
@@ -663,6 +669,8 @@ final class Connection {
     /// Requests started on this connection.
     var requests = 0
     var interest: UInt32 = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+    /// Whether `interest` is in the loop's epoll set yet (see ``EventLoop/accept(events:)``).
+    var registered = false
     var lastActivity: UInt64
 
     init(fd: Int32, serial: UInt64, now: UInt64) {
