@@ -170,6 +170,19 @@ struct InterceptionTests {
         #expect(body == #"{"n":4}"#)
     }
 
+    @Test("HEAD is answered by the GET rule: status and headers, the GET body's length, no body")
+    func headRequests() async throws {
+        let moonmock = try keep(makeMoonmock())
+        let session = moonmock.makeSession()
+        let (getBody, _) = try await session.fetch("http://x.test/users/7")
+        let (body, response) = try await session.fetch("http://x.test/users/7", method: "HEAD")
+        #expect(response.statusCode == 200)
+        #expect(body.isEmpty)
+        #expect(response.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(response.value(forHTTPHeaderField: "Content-Length") == String(getBody.utf8.count))
+        #expect(moonmock.requests.last?.method == "HEAD")
+    }
+
     @Test("redirects arrive as plain 3xx responses")
     func redirects() async throws {
         let (_, response) = try await keep(makeMoonmock()).makeSession().fetch("http://x.test/moved")
