@@ -32,7 +32,8 @@ public struct RequestLogging: Sendable {
     public var mode: Mode
     /// Log only requests whose URL contains one of these strings; `nil` logs every request.
     public var urls: [String]?
-    /// Receives each entry instead of stderr.
+    /// Receives each entry instead of stderr: on the thread that answers the request (not the
+    /// session's queue), before the response reaches the task.
     public var callback: (@Sendable (LoggedRequest) -> Void)?
 
     public init(mode: Mode, urls: [String]? = nil, callback: (@Sendable (LoggedRequest) -> Void)? = nil) {
