@@ -93,6 +93,7 @@ public final class Journal: Sendable {
         _ = consume replaced
     }
 
+    /// Entries oldest first, their requests rebuilt from the records.
     public func entries() -> [JournalEntry] {
         var all: [JournalRecord] = []
         for stripe in stripes { all += stripe.ring.withLock { $0.ordered } }
