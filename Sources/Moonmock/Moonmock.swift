@@ -21,7 +21,9 @@ public final class Moonmock: @unchecked Sendable {
     /// The engine both transports share: rules, journal, state.
     public let engine: Engine
     /// The `URLProtocol` class that routes to this instance (for `protocolClasses`).
-    public let protocolClass: AnyClass
+    public var protocolClass: AnyClass { taggedClass }
+    /// The same class, typed.
+    private let taggedClass: MoonmockURLProtocol.Type
 
     private let settings = Mutex(Settings())
     private struct Settings {
@@ -42,7 +44,7 @@ public final class Moonmock: @unchecked Sendable {
         engine = Engine(environment: environment, journalCapacity: journalCapacity)
         InstanceRegistry.registerGlobalClassOnce()
         let cls = InstanceRegistry.makeProtocolClass()
-        protocolClass = cls
+        taggedClass = cls
         InstanceRegistry.register(self, for: cls)
     }
 
@@ -156,7 +158,10 @@ public final class Moonmock: @unchecked Sendable {
 
     // MARK: installing
 
-    /// Adds this instance's protocol in front of `configuration.protocolClasses`.
+    /// Adds this instance's protocol in front of `configuration.protocolClasses`, and makes the
+    /// configuration's URL cache skip its lookup for the requests this instance answers (a mock's
+    /// response never comes from the cache, and on Linux the lookup lists a directory on disk
+    /// for every request). The cache itself is kept: everything else still reads and stores in it.
     ///
     /// ```swift
     /// let configuration = URLSessionConfiguration.default
@@ -166,6 +171,7 @@ public final class Moonmock: @unchecked Sendable {
     public func install(into configuration: URLSessionConfiguration) {
         let others = (configuration.protocolClasses ?? []).filter { !($0 is MoonmockURLProtocol.Type) }
         configuration.protocolClasses = [protocolClass] + others
+        configuration.urlCache = MockedURLCache(wrapping: configuration.urlCache, claimant: taggedClass)
     }
 
     /// A configuration (ephemeral unless you pass another) that routes to this instance.
