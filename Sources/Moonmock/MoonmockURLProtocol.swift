@@ -251,10 +251,13 @@ public class MoonmockURLProtocol: URLProtocol {
 
     /// A session of its own, on its own queue: calling `URLSession.shared` from `startLoading`
     /// deadlocks on Linux. The requests it sends are marked so that no Moonmock protocol takes them.
+    /// It has no URL cache: a request passed through goes to the network, as the test asked.
     private static let upstreamSession: URLSession = {
         let queue = OperationQueue()
         queue.name = "moonmock.passThrough"
-        return URLSession(configuration: .ephemeral, delegate: nil, delegateQueue: queue)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        return URLSession(configuration: configuration, delegate: nil, delegateQueue: queue)
     }()
 
     private func passThrough() {
