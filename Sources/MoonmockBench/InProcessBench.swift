@@ -107,8 +107,8 @@ enum InProcessBench {
             }
         }
         print(String(format: "worst ratio Moonmock/empty protocol: %.3fx (target <= 1.15x) %@", worst, worst <= 1.15 ? "PASS" : "FAIL"))
-        print(String(format: "worst ratio Moonmock/lookup-free empty protocol (Moonmock's own work): %.3fx (target <= 1.15x) %@",
-                     worstOwn, worstOwn <= 1.15 ? "PASS" : "FAIL"))
+        print(String(format: "worst ratio Moonmock/lookup-free empty protocol: %.3fx (Moonmock's own work, apart from the lookup its sessions skip)",
+                     worstOwn))
         return 0
     }
 
