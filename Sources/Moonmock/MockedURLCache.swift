@@ -1,7 +1,6 @@
-import Foundation
 #if canImport(FoundationNetworking)
+import Foundation
 import FoundationNetworking
-#endif
 
 /// The URL cache of a session that Moonmock answers: it keeps the configuration's own cache
 /// for everything, except that a request Moonmock will answer is never looked up in it.
@@ -18,7 +17,8 @@ import FoundationNetworking
 /// configuration's cache as before, and requests Moonmock does not claim (another scheme, or
 /// a request it passes through) are looked up there as usual.
 ///
-/// You do not make one yourself: ``Moonmock/install(into:)`` puts it into the configuration.
+/// Linux only: Apple's URL loading system has its own cache and is left as it is. You do not
+/// make one yourself: ``Moonmock/install(into:)`` puts it into the configuration.
 ///
 /// ```swift
 /// let configuration = moonmock.makeConfiguration(.default)
@@ -76,3 +76,4 @@ final class MockedURLCache: URLCache, @unchecked Sendable {
     override var currentMemoryUsage: Int { wrapped?.currentMemoryUsage ?? 0 }
     override var currentDiskUsage: Int { wrapped?.currentDiskUsage ?? 0 }
 }
+#endif

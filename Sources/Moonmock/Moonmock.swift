@@ -158,10 +158,11 @@ public final class Moonmock: @unchecked Sendable {
 
     // MARK: installing
 
-    /// Adds this instance's protocol in front of `configuration.protocolClasses`, and makes the
-    /// configuration's URL cache skip its lookup for the requests this instance answers (a mock's
-    /// response never comes from the cache, and on Linux the lookup lists a directory on disk
-    /// for every request). The cache itself is kept: everything else still reads and stores in it.
+    /// Adds this instance's protocol in front of `configuration.protocolClasses`. On Linux it also
+    /// makes the configuration's URL cache skip its lookup for the requests this instance answers
+    /// (a mock's response never comes from the cache, and swift-corelibs-foundation's lookup lists
+    /// a directory on disk for every request). The cache itself is kept: everything else still
+    /// reads and stores in it.
     ///
     /// ```swift
     /// let configuration = URLSessionConfiguration.default
@@ -171,7 +172,9 @@ public final class Moonmock: @unchecked Sendable {
     public func install(into configuration: URLSessionConfiguration) {
         let others = (configuration.protocolClasses ?? []).filter { !($0 is MoonmockURLProtocol.Type) }
         configuration.protocolClasses = [protocolClass] + others
+        #if canImport(FoundationNetworking)
         configuration.urlCache = MockedURLCache(wrapping: configuration.urlCache, claimant: taggedClass)
+        #endif
     }
 
     /// A configuration (ephemeral unless you pass another) that routes to this instance.

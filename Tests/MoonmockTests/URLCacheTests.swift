@@ -1,7 +1,6 @@
-import Foundation
 #if canImport(FoundationNetworking)
+import Foundation
 import FoundationNetworking
-#endif
 import Moonmock
 import Synchronization
 import Testing
@@ -73,3 +72,4 @@ struct URLCacheTests {
         #expect(body == #"{"id":4,"name":"User 4"}"#)
     }
 }
+#endif
