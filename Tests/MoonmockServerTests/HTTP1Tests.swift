@@ -42,6 +42,27 @@ struct HTTP1Tests {
         #expect(text.contains(#""body":"Moonmock!""#) && text.contains(#""len":9"#), "\(text)")
     }
 
+    @Test("a request written in two pieces by a client with Nagle's algorithm on is answered without waiting for a delayed ACK")
+    func splitRequestIsAcknowledged() throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        // The body waits in the client's kernel until the head is acknowledged (Nagle); a server
+        // that delayed that ACK would hold each exchange for the delayed-ACK timer (40 ms).
+        let start = DispatchTime.now().uptimeNanoseconds
+        for i in 0..<5 {
+            let fd = RawHTTP.connect(server.port)
+            #expect(fd >= 0)
+            defer { close(fd) }
+            let head = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\nConnection: close\r\n\r\n"
+            _ = Array(head.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            _ = Array("piece\(i)".utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            let text = RawHTTP.readAll(fd)
+            #expect(text.hasPrefix("HTTP/1.1 200") && text.contains(#""body":"piece\#(i)""#), "\(text)")
+        }
+        let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+        #expect(milliseconds < 150, "5 split requests took \(milliseconds) ms")
+    }
+
     @Test("Expect: 100-continue gets 100 Continue before the body is sent")
     func expectContinue() throws {
         let server = try startServer(serverScript)
