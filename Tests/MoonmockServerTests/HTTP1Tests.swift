@@ -16,12 +16,22 @@ struct HTTP1Tests {
         let r = RawHTTP.exchange(server.port, "GET /users/1 HTTP/1.1\r\nHost: x\r\n\r\n"
             + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
             + "GET /users/3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        let text = r.text
-        let bodies = ["\"name\":\"User 1\"", "\"body\":\"abc\"", "\"name\":\"User 3\""].map { text.range(of: $0)?.lowerBound }
-        #expect(bodies.allSatisfy { $0 != nil }, "\(text)")
-        #expect(bodies.compactMap { $0 } == bodies.compactMap { $0 }.sorted())
-        #expect(text.components(separatedBy: "HTTP/1.1 200 OK").count == 4)
+        expectInOrder(r.text, ["\"name\":\"User 1\"", "\"body\":\"abc\"", "\"name\":\"User 3\""])
+        #expect(r.text.components(separatedBy: "HTTP/1.1 200 OK").count == 4)
         #expect(!r.timedOut)   // closed after the third, as asked
+    }
+
+    @Test("a fault in a pipeline comes after the answers to the requests before it", arguments: ["/empty", "/reset", "/chunk"])
+    func faultAfterPipelinedAnswers(fault: String) throws {
+        let server = try startServer(serverScript)
+        defer { server.stop() }
+        let r = RawHTTP.exchange(server.port, "GET /users/1 HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /users/2 HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET \(fault) HTTP/1.1\r\nHost: x\r\n\r\n")
+        expectInOrder(r.text, ["\"name\":\"User 1\"", "\"name\":\"User 2\""])
+        #expect(!r.timedOut)
+        // The server is still serving.
+        #expect(RawHTTP.exchange(server.port, "GET /users/3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text.hasPrefix("HTTP/1.1 200"))
     }
 
     @Test("a chunked request body is decoded, however it is split over packets")
@@ -391,4 +401,11 @@ extension RawHTTP {
         }
         return String(decoding: bytes, as: UTF8.self)
     }
+}
+
+/// Every one of `needles` is in `text`, in this order.
+private func expectInOrder(_ text: String, _ needles: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+    let found = needles.map { text.range(of: $0)?.lowerBound }
+    #expect(found.allSatisfy { $0 != nil }, "\(text)", sourceLocation: sourceLocation)
+    #expect(found.compactMap { $0 } == found.compactMap { $0 }.sorted(), "\(text)", sourceLocation: sourceLocation)
 }
