@@ -42,7 +42,10 @@ struct JournalRecord: @unchecked Sendable {
         var size = 4 * (5 + 2 * fields.count) + body.count
         size += r.method.utf8.count + r.scheme.utf8.count + r.host.utf8.count + r.path.utf8.count
         if let q = r.rawQuery { size += 1 + q.utf8.count }
-        for f in fields { size += f.name.utf8.count + f.value.utf8.count }
+        // Read in place: iterating would copy (retain and release) every name and value.
+        fields.withUnsafeBufferPointer { f in
+            for i in f.indices { size += f[i].name.utf8.count + f[i].value.utf8.count }
+        }
         let storage = ManagedBuffer<Head, UInt8>.create(minimumCapacity: size) { _ in
             Head(sequence: sequence, id: r.id, port: r.port, headerCount: fields.count, timestamp: timestamp,
                  status: status, ruleID: ruleID, durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
@@ -54,9 +57,11 @@ struct JournalRecord: @unchecked Sendable {
             writer.put(r.scheme)
             writer.put(r.host)
             if let q = r.rawQuery { writer.put(r.path, "?", q) } else { writer.put(r.path) }
-            for f in fields {
-                writer.put(f.name)
-                writer.put(f.value)
+            fields.withUnsafeBufferPointer { f in
+                for i in f.indices {
+                    writer.put(f[i].name)
+                    writer.put(f[i].value)
+                }
             }
             body.withUnsafeBufferPointer { writer.put(UnsafeRawBufferPointer($0)) }
             assert(writer.p == UnsafeMutableRawPointer(start) + size, "journal record size miscounted")
@@ -100,7 +105,9 @@ struct JournalRecord: @unchecked Sendable {
             p += 4 + bytes.count
         }
 
+        /// A native string's bytes are read where they are; others are made contiguous first.
         mutating func put(_ text: String) {
+            if text.utf8.withContiguousStorageIfAvailable({ put(UnsafeRawBufferPointer($0)) }) != nil { return }
             var text = text
             text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
         }
@@ -116,11 +123,13 @@ struct JournalRecord: @unchecked Sendable {
         }
 
         private mutating func raw(_ text: String) {
-            var text = text
-            text.withUTF8 { u in
-                if let base = u.baseAddress, !u.isEmpty { p.copyMemory(from: base, byteCount: u.count) }
-                p += u.count
+            let copy = { (u: UnsafeBufferPointer<UInt8>) in
+                if let base = u.baseAddress, !u.isEmpty { self.p.copyMemory(from: base, byteCount: u.count) }
+                self.p += u.count
             }
+            if text.utf8.withContiguousStorageIfAvailable(copy) != nil { return }
+            var text = text
+            text.withUTF8(copy)
         }
     }
 
