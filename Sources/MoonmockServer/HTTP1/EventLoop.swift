@@ -429,8 +429,10 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Runs a complete request through the server and acts on the answer.
-    private func dispatch(_ c: Connection, _ head: RequestHead, _ body: [UInt8]) {
+    private func dispatch(_ c: Connection, _ head: __owned RequestHead, _ body: __owned [UInt8]) {
         c.state = .head
+        let isHead = head.method == "HEAD"
+        let http10 = head.minorVersion == 0
         let request: MockRequest
         if head.target.utf8.first != UInt8(ascii: "/") && head.target.contains("://") {
             // Absolute form (`GET http://host/path`, as sent to a proxy): the URL names the host.
@@ -439,8 +441,6 @@ final class EventLoop: @unchecked Sendable {
             request = MockRequest(method: head.method, scheme: "http", authority: head.host ?? defaultAuthority,
                                   target: head.target, headers: head.headers, body: body)
         }
-        let isHead = head.method == "HEAD"
-        let http10 = head.minorVersion == 0
         let (response, delay) = serverRef._withUnsafeGuaranteedRef { $0.answer(request) }
         if delay > 0 {
             c.state = .delayed(response, isHead, http10)

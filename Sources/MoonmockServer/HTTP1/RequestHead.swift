@@ -91,9 +91,13 @@ struct RequestHead {
             }
             return .invalid(status: 400, message: "malformed HTTP version")
         }
-        var head = RequestHead(method: string(base, lineStart, sp1), target: string(base, sp1 + 1, sp2), minorVersion: minor,
-                               headers: HTTPHeaders(), keepAlive: minor == 1)
-        head.headers.reserveCapacity(fieldCount)
+        // The head's parts are locals until the end, then moved into it: a `RequestHead` built
+        // early and filled in would be copied (a retain and a release per string) on return.
+        let method = string(base, lineStart, sp1), target = string(base, sp1 + 1, sp2)
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(fieldCount)
+        var contentLength: Int?, host: String?
+        var chunked = false, expectContinue = false
 
         // Header fields: name ":" OWS value OWS.
         var connectionClose = false, connectionKeepAlive = false, transferEncoding = false
@@ -123,10 +127,10 @@ struct RequestHead {
                     guard isDigit(byte) else { return .invalid(status: 400, message: "invalid Content-Length") }
                     length = length * 10 + Int(byte - UInt8(ascii: "0"))
                 }
-                if let earlier = head.contentLength, earlier != length {
+                if let earlier = contentLength, earlier != length {
                     return .invalid(status: 400, message: "conflicting Content-Length fields")
                 }
-                head.contentLength = length
+                contentLength = length
             case 17 where equalsLowercased(name, "transfer-encoding"):
                 // Only chunked is understood, and it must come last (RFC 9112 §6.3).
                 transferEncoding = true
@@ -136,7 +140,7 @@ struct RequestHead {
                 if codings.last != "chunked" || codings.dropLast().contains("chunked") {
                     return .invalid(status: 501, message: "unsupported Transfer-Encoding '\(String(decoding: value, as: UTF8.self))'")
                 }
-                head.chunked = true
+                chunked = true
             case 10 where equalsLowercased(name, "connection"):
                 for token in String(decoding: value, as: UTF8.self).split(separator: ",") {
                     switch token.trimmingSpaces.asciiLowercased {
@@ -149,19 +153,21 @@ struct RequestHead {
                 guard equalsLowercased(value, "100-continue") else {
                     return .invalid(status: 417, message: "unsupported Expect '\(String(decoding: value, as: UTF8.self))'")
                 }
-                head.expectContinue = true
+                expectContinue = true
             default:
                 break
             }
             let fieldValue = string(base, valueStart, valueEnd)
-            if name.count == 4 && head.host == nil && equalsLowercased(name, "host") { head.host = fieldValue }
-            head.headers.add(string(base, line.start, colon), fieldValue)
+            if name.count == 4 && host == nil && equalsLowercased(name, "host") { host = fieldValue }
+            headers.add(string(base, line.start, colon), fieldValue)
         }
-        if transferEncoding && head.contentLength != nil {
+        if transferEncoding && contentLength != nil {
             return .invalid(status: 400, message: "both Content-Length and Transfer-Encoding")
         }
-        if connectionClose { head.keepAlive = false } else if connectionKeepAlive { head.keepAlive = true }
-        return .complete(head, scan)
+        let keepAlive = connectionClose ? false : connectionKeepAlive || minor == 1
+        return .complete(RequestHead(method: method, target: target, minorVersion: minor, headers: headers,
+                                     contentLength: contentLength, chunked: chunked, keepAlive: keepAlive,
+                                     expectContinue: expectContinue, host: host), scan)
     }
 
     /// The line starting at `from`: its content range (CR stripped) and where the next begins;
