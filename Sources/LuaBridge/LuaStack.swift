@@ -106,10 +106,10 @@ public struct LuaStack {
     public func push(_ i: Int) { lua_pushinteger(L, Int64(i)) }
     public func push(_ d: Double) { lua_pushnumber(L, d) }
     public func push(_ s: String) {
+        // In place when the string is native (`withUTF8` is mutating: a copy, retained, first).
+        if s.utf8.withContiguousStorageIfAvailable({ push(bytes: $0) }) != nil { return }
         var s = s
-        s.withUTF8 { buf in
-            buf.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(L, $0.baseAddress, $0.count) }
-        }
+        s.withUTF8 { push(bytes: $0) }
     }
     public func push<C: Collection>(bytes: C) where C.Element == UInt8 {
         let done: Void? = bytes.withContiguousStorageIfAvailable { buf in

@@ -59,6 +59,20 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 }
 
 extension String {
+    /// Runs `body` on the string's UTF-8 bytes without copying the string: `withUTF8` is
+    /// `mutating`, so calling it on a `let` costs a copy (a retain and a release) first. Native
+    /// strings, small ones included, are read in place; others are made contiguous.
+    ///
+    /// ```swift
+    /// let n = "/users".withUTF8Bytes { $0.count }   // 6
+    /// ```
+    @inlinable
+    public func withUTF8Bytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return try copy.withUTF8(body)
+    }
+
     /// ASCII case-insensitive comparison, enough for header names and hosts.
     public func equalsIgnoringASCIICase(_ other: String) -> Bool {
         let a = utf8, b = other.utf8

@@ -105,11 +105,8 @@ struct JournalRecord: @unchecked Sendable {
             p += 4 + bytes.count
         }
 
-        /// A native string's bytes are read where they are; others are made contiguous first.
         mutating func put(_ text: String) {
-            if text.utf8.withContiguousStorageIfAvailable({ put(UnsafeRawBufferPointer($0)) }) != nil { return }
-            var text = text
-            text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
+            text.withUTF8Bytes { put(UnsafeRawBufferPointer($0)) }
         }
 
         /// Three strings as one: the path, `?` and the query.
@@ -123,13 +120,10 @@ struct JournalRecord: @unchecked Sendable {
         }
 
         private mutating func raw(_ text: String) {
-            let copy = { (u: UnsafeBufferPointer<UInt8>) in
-                if let base = u.baseAddress, !u.isEmpty { self.p.copyMemory(from: base, byteCount: u.count) }
-                self.p += u.count
+            text.withUTF8Bytes { u in
+                if let base = u.baseAddress, !u.isEmpty { p.copyMemory(from: base, byteCount: u.count) }
+                p += u.count
             }
-            if text.utf8.withContiguousStorageIfAvailable(copy) != nil { return }
-            var text = text
-            text.withUTF8(copy)
         }
     }
 

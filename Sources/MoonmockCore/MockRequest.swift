@@ -46,6 +46,7 @@ public struct MockRequest: Sendable {
 
     /// Splits `host[:port]`, handling bracketed IPv6 literals and dropping `user@`.
     static func splitHostPort(_ authority: Substring) -> (String, Int?) {
+        if let result = authority.utf8.withContiguousStorageIfAvailable({ splitHostPort($0) }) { return result }
         var authority = authority
         return authority.withUTF8 { splitHostPort($0) }
     }

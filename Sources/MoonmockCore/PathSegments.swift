@@ -21,8 +21,7 @@ struct PathSegments {
     /// Whether segment `i` is exactly the UTF-8 of `literal`.
     func segment(_ i: Int, equals literal: String) -> Bool {
         let segment = self[i]
-        var literal = literal
-        return literal.withUTF8 { l in
+        return literal.withUTF8Bytes { l in
             l.count == segment.count && (l.isEmpty || memcmp(l.baseAddress!, segment.baseAddress!, l.count) == 0)
         }
     }

@@ -274,8 +274,8 @@ final class RouteTrie: Sendable {
         if !node.rest.isEmpty { out.append(contentsOf: t.rules(node.rest)) }
         if i == path.count {
             if !node.terminal.isEmpty { out.append(contentsOf: t.rules(node.terminal)) }
-            if !node.operations.isEmpty, var op = operation(),
-               let k = op.withUTF8({ find($0, in: node.operations, among: t.operationEdges, t) }) {
+            if !node.operations.isEmpty, let op = operation(),
+               let k = op.withUTF8Bytes({ find($0, in: node.operations, among: t.operationEdges, t) }) {
                 out.append(contentsOf: t.rules(t.operationRules[Int(k)]))
             }
             return
