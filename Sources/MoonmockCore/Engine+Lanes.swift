@@ -67,23 +67,27 @@ enum EngineLanes {
 
     /// The lane of the engine numbered `serial` on this thread.
     static func lane(_ serial: Int) -> EngineLane {
-        let table: Table
+        let table: Unmanaged<Table>
         if let raw = pthread_getspecific(key) {
-            table = Unmanaged<Table>.fromOpaque(raw).takeUnretainedValue()
-            if let first = table.lanes.first, first.engineSerial == serial { return first }
-            if let i = table.lanes.firstIndex(where: { $0.engineSerial == serial }) {
+            // Borrowed: the thread-specific slot keeps the table alive.
+            table = Unmanaged<Table>.fromOpaque(raw)
+            if let found = table._withUnsafeGuaranteedRef({ table -> EngineLane? in
+                if let first = table.lanes.first, first.engineSerial == serial { return first }
+                guard let i = table.lanes.firstIndex(where: { $0.engineSerial == serial }) else { return nil }
                 let lane = table.lanes.remove(at: i)
                 table.lanes.insert(lane, at: 0)
                 return lane
-            }
+            }) { return found }
         } else {
-            table = Table()
-            pthread_setspecific(key, Unmanaged.passRetained(table).toOpaque())
+            table = Unmanaged.passRetained(Table())
+            pthread_setspecific(key, table.toOpaque())
         }
         // One stripe per thread while there are enough; wrapping is harmless (the stripes are atomic).
         let lane = EngineLane(engineSerial: serial, stripe: stripes.add(1, ordering: .relaxed).oldValue % StripedCounter.stripes)
-        table.lanes.insert(lane, at: 0)
-        if table.lanes.count > capacity { table.lanes.removeLast() }
+        table._withUnsafeGuaranteedRef { table in
+            table.lanes.insert(lane, at: 0)
+            if table.lanes.count > capacity { table.lanes.removeLast() }
+        }
         return lane
     }
 }
@@ -117,7 +121,8 @@ final class StripedCounter: Sendable {
     init() {}
 
     func add(_ n: Int, stripe: Int) {
-        slots.withUnsafeBufferPointer { $0[stripe & (Self.stripes - 1)] }.value.add(n, ordering: .relaxed)
+        // Used inside the closure: the stripe is borrowed, not retained and released.
+        slots.withUnsafeBufferPointer { _ = $0[stripe & (Self.stripes - 1)].value.add(n, ordering: .relaxed) }
     }
 
     var total: Int { slots.reduce(0) { $0 + $1.value.load(ordering: .relaxed) } }

@@ -83,12 +83,15 @@ public final class Journal: Sendable {
         let record: JournalRecord? = JournalRecord.make(request, sequence: time, timestamp: timestamp, status: status, ruleID: ruleID,
                                                         durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
                                                         fault: fault, logs: logs, error: error, nearMisses: nearMisses)
-        let replaced: JournalRecord? = stripes.withUnsafeBufferPointer { $0[stripe & (StripedCounter.stripes - 1)] }.ring.withLock { r in
-            var slot = record
-            swap(&slot, &r.slots[r.next])
-            r.next = r.next + 1 == r.slots.count ? 0 : r.next + 1
-            r.count = min(r.count + 1, r.slots.count)
-            return slot
+        // The stripe is used inside the closure: borrowed, not retained and released.
+        let replaced: JournalRecord? = stripes.withUnsafeBufferPointer { s in
+            s[stripe & (StripedCounter.stripes - 1)].ring.withLock { r in
+                var slot = record
+                swap(&slot, &r.slots[r.next])
+                r.next = r.next + 1 == r.slots.count ? 0 : r.next + 1
+                r.count = min(r.count + 1, r.slots.count)
+                return slot
+            }
         }
         _ = consume replaced
     }

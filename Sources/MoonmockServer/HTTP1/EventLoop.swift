@@ -519,10 +519,11 @@ final class EventLoop: @unchecked Sendable {
                             framing: noBody ? .none : .length(response.body.count),
                             connection: keepAlive ? (http10 ? .keepAlive10 : .keepAlive11) : .close,
                             date: clock.now(), lines: statusLines, into: &output)
-        if !head && !noBody { output.append(contentsOf: response.body) }
+        // (Appending from buffers: appending the arrays themselves retains and releases them.)
+        if !head && !noBody { response.body.withUnsafeBufferPointer { output.append(contentsOf: $0) } }
         if keepAlive {
             // Sent at the end of the turn, with the turn's other answers (``flushCorked()``).
-            c.pending.append(contentsOf: output)
+            output.withUnsafeBufferPointer { c.pending.append(contentsOf: $0) }
             if !c.corked {
                 c.corked = true
                 corked.append(c)

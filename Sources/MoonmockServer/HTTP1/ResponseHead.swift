@@ -35,20 +35,22 @@ enum ResponseHead {
                        date: [UInt8], lines: StatusLines, into out: inout [UInt8]) {
         lines.append(status, into: &out)
         var sawDate = false
-        for field in headers {
-            // Framing is the server's to decide; a script's Content-Length could only be wrong.
-            let name = field.name
-            switch name.utf8.count {
-            case 14 where name.equalsIgnoringASCIICase("content-length"): continue
-            case 17 where name.equalsIgnoringASCIICase("transfer-encoding"): continue
-            case 10 where name.equalsIgnoringASCIICase("connection"): continue
-            case 4 where name.equalsIgnoringASCIICase("date"): sawDate = true
-            default: break
+        // Read in place: an iterator would copy (retain and release) the list and every field.
+        headers.fields.withUnsafeBufferPointer { fields in
+            for i in fields.indices {
+                // Framing is the server's to decide; a script's Content-Length could only be wrong.
+                switch fields[i].name.utf8.count {
+                case 14 where fields[i].name.equalsIgnoringASCIICase("content-length"): continue
+                case 17 where fields[i].name.equalsIgnoringASCIICase("transfer-encoding"): continue
+                case 10 where fields[i].name.equalsIgnoringASCIICase("connection"): continue
+                case 4 where fields[i].name.equalsIgnoringASCIICase("date"): sawDate = true
+                default: break
+                }
+                appendSanitized(fields[i].name, into: &out)
+                append(": ", into: &out)
+                appendSanitized(fields[i].value, into: &out)
+                append("\r\n", into: &out)
             }
-            appendSanitized(name, into: &out)
-            append(": ", into: &out)
-            appendSanitized(field.value, into: &out)
-            append("\r\n", into: &out)
         }
         switch framing {
         case .length(let length):
