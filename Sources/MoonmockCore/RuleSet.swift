@@ -74,14 +74,21 @@ public final class RuleSet: @unchecked Sendable {
     }
 
     func candidates(for request: MockRequest, _ path: PathSegments) -> Candidates {
-        let operation = { () -> String? in request.graphQLOperationName }
+        // The closure captures a pointer, not the request: captured, the request's storage would
+        // be retained for every node the walk visits.
+        withUnsafePointer(to: request) { request in
+            candidates(path, method: request.pointee.method) { request.pointee.graphQLOperationName }
+        }
+    }
+
+    private func candidates(_ path: PathSegments, method: String, _ operation: () -> String?) -> Candidates {
         var out = Candidates()
-        if methodTries.count > 0, let trie = trie(request.method) {
+        if methodTries.count > 0, let trie = trie(method) {
             trie._withUnsafeGuaranteedRef { $0.collect(path, operation, into: &out) }
         }
         anyTrie._withUnsafeGuaranteedRef { if !$0.isEmpty { $0.collect(path, operation, into: &out) } }
         order(&out, from: 0)
-        if request.method == "HEAD", let get = trie("GET") {
+        if method == "HEAD", let get = trie("GET") {
             let start = out.count
             get._withUnsafeGuaranteedRef { $0.collect(path, operation, into: &out) }
             order(&out, from: start)
