@@ -37,9 +37,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
     }
 
-    /// Appends a field. The strings are taken over (`__owned`): a transport that builds them
+    /// Appends a field. The strings are taken over (`consuming`): a transport that builds them
     /// for this call hands them on without a retain and a release each.
-    public mutating func add(_ name: __owned String, _ value: __owned String) { fields.append((name: name, value: value)) }
+    public mutating func add(_ name: consuming String, _ value: consuming String) { fields.append((name: name, value: value)) }
 
     /// Reserves room for `count` fields (a transport that knows how many it will add).
     ///

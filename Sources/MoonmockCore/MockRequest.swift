@@ -38,9 +38,9 @@ public struct MockRequest: Sendable {
     /// Builds a request from what a server knows: the scheme of its listener, the `Host`
     /// header (or its own address) and the request target (`/path?query`) as received.
     ///
-    /// The header list and body are taken over (`__owned`): a transport that built them for
+    /// The header list and body are taken over (`consuming`): a transport that built them for
     /// this request hands them on without a retain and a release each.
-    public init(method: String, scheme: String, authority: String, target: String, headers: __owned HTTPHeaders, body: __owned [UInt8]) {
+    public init(method: String, scheme: String, authority: String, target: String, headers: consuming HTTPHeaders, body: consuming [UInt8]) {
         storage = Storage(method: method, scheme: scheme, authority: authority, target: target, headers: headers, body: body)
     }
 
@@ -176,7 +176,7 @@ public struct MockRequest: Sendable {
     /// The request's fields and a memo of derived values. Immutable fields; the memo is filled
     /// by the one thread handling the request.
     private final class Storage: @unchecked Sendable {
-        init(method: String, scheme: String, authority: String, target: String, headers: __owned HTTPHeaders, body: __owned [UInt8]) {
+        init(method: String, scheme: String, authority: String, target: String, headers: consuming HTTPHeaders, body: consuming [UInt8]) {
             self.method = method.asciiUppercased
             self.scheme = scheme
             self.headers = headers
