@@ -77,13 +77,11 @@ final class EventLoop: @unchecked Sendable {
         _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
         // A connection is taken in once its first bytes are there (for at most 1 s): one wakeup
         // per connection instead of two, and the request is read right after `accept4`.
-        var deferSeconds: Int32 = 1
-        setsockopt(listener, Int32(IPPROTO_TCP), TCP_DEFER_ACCEPT, &deferSeconds, socklen_t(MemoryLayout<Int32>.size))
+        Self.setTCPOption(listener, TCP_DEFER_ACCEPT, 1)
         // New connections start in delayed-ACK mode: a request that arrives whole is acknowledged
         // by its response instead of by a packet of its own (7 packets per `Connection: close`
         // exchange, not 8). A request that arrives in part is acknowledged at once (`readable`).
-        var quickAck: Int32 = 0
-        setsockopt(listener, Int32(IPPROTO_TCP), TCP_QUICKACK, &quickAck, socklen_t(MemoryLayout<Int32>.size))
+        Self.setTCPOption(listener, TCP_QUICKACK, 0)
         watch(listener, EPOLLIN.rawValue, add: true)
         watch(wakeup, EPOLLIN.rawValue, add: true)
         output.reserveCapacity(16 * 1024)
@@ -300,13 +298,18 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Sets an integer `IPPROTO_TCP` option (a failure only loses the optimisation it is for).
+    private static func setTCPOption(_ fd: Int32, _ option: Int32, _ value: Int32) {
+        var value = value
+        setsockopt(fd, Int32(IPPROTO_TCP), option, &value, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     /// Acknowledges what `c` has sent so far, now. Connections start in delayed-ACK mode (see
     /// `init`), and a client with Nagle's algorithm on holds back the rest of a small request until
     /// its first part is acknowledged: without this, each such request would wait for the
     /// delayed-ACK timer (about 40 ms). Only requests that arrive in parts pay for the call.
     private func acknowledgeNow(_ c: Connection) {
-        var one: Int32 = 1
-        setsockopt(c.fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
+        Self.setTCPOption(c.fd, TCP_QUICKACK, 1)
     }
 
     /// The client shut down its side (`shutdown(SHUT_WR)` or a close): an answer it may still
@@ -364,8 +367,7 @@ final class EventLoop: @unchecked Sendable {
                         // A second request: responses may now follow each other closely (keep-alive,
                         // pipelining), and Nagle's algorithm would hold one back for an ACK.
                         // One-request connections never pay for the call (nginx does the same).
-                        var one: Int32 = 1
-                        setsockopt(c.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                        Self.setTCPOption(c.fd, TCP_NODELAY, 1)
                     }
                     c.active = true
                     c.keepAlive = head.keepAlive && !stopping
@@ -490,8 +492,7 @@ final class EventLoop: @unchecked Sendable {
             write(c, output)
             finishRequest(c)
         case .dribble(let bytesPerSecond)?:
-            var one: Int32 = 1   // each slice leaves at once, not when the previous one is acknowledged
-            setsockopt(c.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            Self.setTCPOption(c.fd, TCP_NODELAY, 1)   // each slice leaves at once, not when the previous one is acknowledged
             output.removeAll(keepingCapacity: true)
             let keepAlive = c.keepAlive && !stopping
             ResponseHead.append(status: response.status, headers: response.headers, framing: .length(response.body.count),
