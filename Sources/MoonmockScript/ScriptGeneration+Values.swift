@@ -67,9 +67,11 @@ extension ScriptGeneration {
         stack.push(r.method); lua_setfield(stack.L, t, "method")
         stack.push(r.path); lua_setfield(stack.L, t, "path")
         stack.push(r.id); lua_setfield(stack.L, t, "id")
-        stack.newTable(hash: Int32(context.captures.count))
-        context.captures.forEach { k, v in stack.push(v); stack.setField(-2, k) }
-        lua_setfield(stack.L, t, "params")
+        // A route without captures gets its (empty) params table from __index if it asks.
+        if context.captures.count > 0 {
+            pushParams(context.captures, stack)
+            lua_setfield(stack.L, t, "params")
+        }
         // A GraphQL rule's handler reads req.json nearly always: decoded now, it skips the
         // __index round trip through the host (same value as the lazy path would give).
         if context.ruleRequiresGraphQLOperation, !r.hasDecodedJSON, !r.body.isEmpty, pushDecodedJSON(r.body, stack) {
@@ -79,11 +81,19 @@ extension ScriptGeneration {
         lua_setmetatable(stack.L, t)
     }
 
+    /// `req.params`: a route's captures by name.
+    private func pushParams(_ captures: RouteCaptures, _ stack: LuaStack) {
+        stack.newTable(hash: Int32(captures.count))
+        captures.forEach { k, v in stack.push(v); stack.setField(-2, k) }
+    }
+
     /// `__index` of request tables: the lazily computed fields.
     private func requestIndex(_ stack: LuaStack) throws -> Int32 {
-        guard let key = stack.string(at: 2), let request = current?.request else { stack.pushNil(); return 1 }
+        guard let key = stack.string(at: 2), let context = current else { stack.pushNil(); return 1 }
+        let request = context.request
         _ = stack.ensure(6)
         switch key {
+        case "params": pushParams(context.captures, stack)
         case "url": stack.push(request.url)
         case "scheme": stack.push(request.scheme)
         case "host": stack.push(request.host)

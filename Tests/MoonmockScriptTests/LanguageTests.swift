@@ -35,11 +35,18 @@ struct LanguageTests {
           return p.a .. p.b .. p.c .. p.d .. p.e .. "|" .. p.f
         end)
         mock.get("/twice/:x/:x", function(req) return req.params.x end)
+        mock.get("/none", function(req)
+          local p = req.params
+          p.added = "kept"
+          return type(p) .. " " .. tostring(next(req.params)) .. " " .. req.params.added
+        end)
         """)
         #expect(engine.send("GET", "/users/42").json == .object(["id": .string("42")]))
         // More captures than are kept inline, and a name used twice (the later one wins).
         #expect(engine.send("GET", "/deep/1/2/3/4/5/six/seven").text == "12345|six/seven")
         #expect(engine.send("GET", "/twice/first/second").text == "second")
+        // A route without captures still has a params table (empty), and it is the same table each time it is read.
+        #expect(engine.send("GET", "/none").text == "table added kept")
         #expect(engine.send("GET", "/orgs/apple/repos/swift").text == "apple/swift")
         #expect(engine.send("GET", "/files/a/b/c.json").text == "a/b/c.json")
         #expect(engine.send("GET", "https://api.example.com/pinned").text == "pinned")

@@ -271,7 +271,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func readable(_ c: Connection) {
         while !c.closed {
-            let n = recv(c.fd, scratch.baseAddress, scratch.count, 0)
+            let n = mm_io_recv(c.fd, scratch.baseAddress, scratch.count, 0)
             if n == 0 { return peerFinishedSending(c) }
             if n < 0 {
                 if errno == EINTR { continue }
@@ -594,7 +594,7 @@ final class EventLoop: @unchecked Sendable {
     private func sendAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, more: Bool) -> Int {
         var sent = 0
         while sent < bytes.count {
-            let n = Glibc.send(fd, bytes.baseAddress! + sent, bytes.count - sent,
+            let n = mm_io_send(fd, bytes.baseAddress! + sent, bytes.count - sent,
                                Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0))
             if n > 0 { sent += n; continue }
             if n < 0 && errno == EINTR { continue }
