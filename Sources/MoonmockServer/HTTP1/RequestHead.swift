@@ -93,7 +93,7 @@ struct RequestHead {
         }
         // The head's parts are locals until the end, then moved into it: a `RequestHead` built
         // early and filled in would be copied (a retain and a release per string) on return.
-        let method = string(base, lineStart, sp1), target = string(base, sp1 + 1, sp2)
+        let method = common(base, lineStart, sp1), target = string(base, sp1 + 1, sp2)
         var headers = HTTPHeaders()
         headers.reserveCapacity(fieldCount)
         var contentLength: Int?, host: String?
@@ -157,9 +157,9 @@ struct RequestHead {
             default:
                 break
             }
-            let fieldValue = string(base, valueStart, valueEnd)
+            let fieldValue = common(base, valueStart, valueEnd)
             if name.count == 4 && host == nil && equalsLowercased(name, "host") { host = fieldValue }
-            headers.add(string(base, line.start, colon), fieldValue)
+            headers.add(common(base, line.start, colon), fieldValue)
         }
         if transferEncoding && contentLength != nil {
             return .invalid(status: 400, message: "both Content-Length and Transfer-Encoding")
@@ -183,6 +183,35 @@ struct RequestHead {
     @inline(__always)
     private static func string(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String {
         String(decoding: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self)
+    }
+
+    /// `string`, except that names and values found in most requests come back as literals: a
+    /// literal needs no UTF-8 check and, past 15 bytes, no allocation.
+    @inline(__always)
+    private static func common(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String {
+        let p = base + start
+        switch end - start {
+        case 3 where spells(p, "GET"): return "GET"
+        case 3 where spells(p, "*/*"): return "*/*"
+        case 4 where spells(p, "Host"): return "Host"
+        case 4 where spells(p, "POST"): return "POST"
+        case 5 where spells(p, "close"): return "close"
+        case 6 where spells(p, "Accept"): return "Accept"
+        case 10 where spells(p, "User-Agent"): return "User-Agent"
+        case 10 where spells(p, "Connection"): return "Connection"
+        case 10 where spells(p, "keep-alive"): return "keep-alive"
+        case 12 where spells(p, "Content-Type"): return "Content-Type"
+        case 14 where spells(p, "Content-Length"): return "Content-Length"
+        case 15 where spells(p, "Accept-Encoding"): return "Accept-Encoding"
+        case 16 where spells(p, "application/json"): return "application/json"
+        default: return string(base, start, end)
+        }
+    }
+
+    /// Whether the bytes at `p` are exactly `literal` (the caller has checked the length).
+    @inline(__always)
+    private static func spells(_ p: UnsafePointer<UInt8>, _ literal: StaticString) -> Bool {
+        memcmp(p, literal.utf8Start, literal.utf8CodeUnitCount) == 0
     }
 
     /// Whether `bytes`, lowercased, spell `lowercase`.
