@@ -14,7 +14,6 @@
 // prototype lets an accepted socket be non-blocking and close-on-exec in the same call.
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 
-
 // glibc's send and recv are cancellation points: in a process with threads each call switches
 // asynchronous cancellation on and off around the system call. The server never cancels a
 // thread, so its loop makes the two calls it makes per request directly (-1 and errno as usual).
