@@ -260,19 +260,36 @@ static inline void mm_json_space(mm_json_reader *r) {
     }
 }
 
+/// Whether any byte of `w` is a quote, a backslash or a control byte (below 0x20): the bytes
+/// that end a run of plain string text. Bytes after a match may be flagged too (borrows).
+static inline int mm_json_word_stops(uint64_t w) {
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t quote = w ^ 0x2222222222222222ULL, slash = w ^ 0x5C5C5C5C5C5C5C5CULL;
+    return (((quote - ones) & ~quote) | ((slash - ones) & ~slash) | ((w - 0x2020202020202020ULL) & ~w)) & highs ? 1 : 0;
+}
+
 /// A string at r->i (on the quote), pushed.
 static int mm_json_read_string(lua_State *L, mm_json_reader *r) {
-    size_t start = ++r->i;
-    while (r->i < r->n) {
-        unsigned char c = r->s[r->i];
+    const unsigned char *s = r->s;
+    size_t start = r->i + 1, i = start, n = r->n;
+    // Plain text eight bytes at a time (a query string is most of a GraphQL body), then by byte.
+    while (n - i >= 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (mm_json_word_stops(w)) break;
+        i += 8;
+    }
+    while (i < n) {
+        unsigned char c = s[i];
         if (c == '"') {
-            lua_pushlstring(L, (const char *)r->s + start, r->i - start);   // as received, like Swift
-            r->i++;
+            lua_pushlstring(L, (const char *)s + start, i - start);   // as received, like Swift
+            r->i = i + 1;
             return MM_JSON_OK;
         }
         if (c == '\\' || c < 0x20) break;
-        r->i++;
+        i++;
     }
+    r->i = i;
     if (r->i >= r->n) return MM_JSON_FALLBACK;
     // Escapes: decoded here when the text is ASCII and has no \u (Swift repairs UTF-8 there).
     mm_buf *b = r->scratch;

@@ -52,26 +52,39 @@ public struct MockRequest: Sendable {
     }
 
     static func splitHostPort(_ all: UnsafeBufferPointer<UInt8>) -> (String, Int?) {
-        var b = all[...]
-        if let at = b.lastIndex(of: UInt8(ascii: "@")) { b = b[(at + 1)...] }
-        var hostEnd = b.endIndex
-        var portStart: Int?
-        if b.first == UInt8(ascii: "["), let close = b.firstIndex(of: UInt8(ascii: "]")) {
-            hostEnd = close + 1
-            if hostEnd < b.endIndex, b[hostEnd] == UInt8(ascii: ":") { portStart = hostEnd + 1 }
-        } else if let colon = b.lastIndex(of: UInt8(ascii: ":")) {
-            hostEnd = colon
-            portStart = colon + 1
+        // Index loops over the bytes: this runs for every request a server receives.
+        guard let base = all.baseAddress else { return ("", nil) }
+        let count = all.count
+        var start = count
+        while start > 0 && base[start - 1] != 0x40 { start -= 1 }   // after the last '@', if any
+        var hostEnd = count
+        var portStart = -1
+        var close = start
+        if start < count && base[start] == 0x5B {                    // '[' IPv6 literal ']'
+            while close < count && base[close] != 0x5D { close += 1 }
         }
-        let hostBytes = UnsafeBufferPointer(rebasing: b[b.startIndex..<hostEnd])
-        let host = hostBytes.contains(where: { $0 >= 0x41 && $0 <= 0x5A })
+        if start < count && base[start] == 0x5B && close < count {
+            hostEnd = close + 1
+            if hostEnd < count && base[hostEnd] == 0x3A { portStart = hostEnd + 1 }
+        } else {
+            var colon = count
+            while colon > start && base[colon - 1] != 0x3A { colon -= 1 }
+            if colon > start { hostEnd = colon - 1; portStart = colon }
+        }
+        var upper = false
+        for i in start..<hostEnd where base[i] >= 0x41 && base[i] <= 0x5A { upper = true; break }
+        let hostBytes = UnsafeBufferPointer(start: base + start, count: hostEnd - start)
+        let host = upper
             ? String(decoding: hostBytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
             : String(decoding: hostBytes, as: UTF8.self)
-        guard let portStart else { return (host, nil) }
         // Digits only, as in a URL; more than 9 digits is no port.
-        let digits = b[portStart...]
-        guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return (host, nil) }
-        return (host, digits.reduce(0) { $0 * 10 + Int($1 - 0x30) })
+        guard portStart >= 0, portStart < count, count - portStart <= 9 else { return (host, nil) }
+        var port = 0
+        for i in portStart..<count {
+            guard base[i] >= 0x30 && base[i] <= 0x39 else { return (host, nil) }
+            port = port * 10 + Int(base[i] - 0x30)
+        }
+        return (host, port)
     }
 
     /// The absolute URL, with the port only when it is not the scheme's default.
@@ -177,21 +190,25 @@ public struct MockRequest: Sendable {
     /// by the one thread handling the request.
     private final class Storage: @unchecked Sendable {
         init(method: String, scheme: String, authority: String, target: String, headers: consuming HTTPHeaders, body: consuming [UInt8]) {
-            self.method = method.asciiUppercased
+            // Servers hand over `GET` and `POST` as literals: compared by their bits, no scan.
+            self.method = method == "GET" || method == "POST" ? method : method.asciiUppercased
             self.scheme = scheme
             self.headers = headers
             self.body = body
-            (host, port) = MockRequest.splitHostPort(Substring(authority))
-            let b = target.utf8
-            var end = b.endIndex
-            if let hash = b.firstIndex(of: UInt8(ascii: "#")) { end = hash }
-            if let q = b[..<end].firstIndex(of: UInt8(ascii: "?")) {
-                rawQuery = String(Substring(b[b.index(after: q)..<end]))
-                end = q
-            } else {
-                rawQuery = nil
+            (host, port) = authority.withUTF8Bytes { MockRequest.splitHostPort($0) }
+            // Where the path ends and the query lies, found with memchr in the target's bytes.
+            let (pathEnd, query) = target.withUTF8Bytes { b -> (Int, Range<Int>?) in
+                guard let base = b.baseAddress else { return (0, nil) }
+                var end = b.count
+                if let hash = memchr(base, 0x23, end) { end = UnsafeRawPointer(hash) - UnsafeRawPointer(base) }
+                guard let q = memchr(base, 0x3F, end) else { return (end, nil) }
+                let at = UnsafeRawPointer(q) - UnsafeRawPointer(base)
+                return (at, (at + 1)..<end)
             }
-            let p = String(Substring(b[..<end]))
+            let b = target.utf8
+            rawQuery = query.map { String(Substring(b[b.index(b.startIndex, offsetBy: $0.lowerBound)..<b.index(b.startIndex, offsetBy: $0.upperBound)])) }
+            // A target that is all path is the path itself: no copy.
+            let p = pathEnd == b.count ? target : String(Substring(b.prefix(pathEnd)))
             path = p.utf8.first == UInt8(ascii: "/") ? p : "/" + p
         }
 

@@ -60,13 +60,13 @@ extension ScriptGeneration {
     func pushRequest(_ context: RequestContext, _ stack: LuaStack) {
         let r = context.request
         _ = stack.ensure(6)
-        stack.newTable(hash: 8)
+        // Room for the fields set here and the two or so a handler reads (cached on first read).
+        stack.newTable(hash: 4)
         let t = stack.top
-        // lua_setfield with a constant C string hits Lua's string cache (keyed by the pointer)
-        // instead of hashing the key; the fresh table has no metatable yet, so it is a raw set.
-        stack.push(r.method); lua_setfield(stack.L, t, "method")
-        stack.push(r.path); lua_setfield(stack.L, t, "path")
-        stack.push(r.id); lua_setfield(stack.L, t, "id")
+        // method, path and id come from __index too: most handlers read none of them, and each
+        // set field costs a string lookup and a table insert (lua_setfield with a constant C
+        // string hits Lua's string cache, keyed by the pointer; the table has no metatable yet,
+        // so the sets below are raw).
         // A route without captures gets its (empty) params table from __index if it asks.
         if context.captures.count > 0 {
             pushParams(context.captures, stack)
@@ -93,6 +93,9 @@ extension ScriptGeneration {
         let request = context.request
         _ = stack.ensure(6)
         switch key {
+        case "method": stack.push(request.method)
+        case "path": stack.push(request.path)
+        case "id": stack.push(request.id)
         case "params": pushParams(context.captures, stack)
         case "url": stack.push(request.url)
         case "scheme": stack.push(request.scheme)

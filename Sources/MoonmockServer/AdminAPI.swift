@@ -22,6 +22,16 @@ import MoonmockCore
 struct AdminAPI: Sendable {
     static let prefix = "/__moonmock"
 
+    /// Whether `path` is `/__moonmock` or under it: compared as bytes, since every request asks.
+    static func owns(_ path: String) -> Bool {
+        let literal: StaticString = "/__moonmock"
+        let n = literal.utf8CodeUnitCount
+        return path.withUTF8Bytes { b in
+            guard b.count >= n, let base = b.baseAddress, memcmp(base, literal.utf8Start, n) == 0 else { return false }
+            return b.count == n || base[n] == UInt8(ascii: "/")
+        }
+    }
+
     let engine: Engine
     let token: String?
     let startedAt = Date()

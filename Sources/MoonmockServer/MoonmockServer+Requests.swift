@@ -107,8 +107,7 @@ extension MoonmockServer {
     /// What the server answers, whichever HTTP layer carries the request: the admin API under
     /// `/__moonmock/`, else the engine; with the request's log line.
     func answer(_ request: MockRequest) -> (response: MockResponse, delayMilliseconds: Double) {
-        if request.path.utf8.starts(with: AdminAPI.prefix.utf8)
-            && (request.path.utf8.count == AdminAPI.prefix.utf8.count || request.path.hasPrefix(AdminAPI.prefix + "/")) {
+        if AdminAPI.owns(request.path) {
             let response = admin.handle(request, server: self)
             log(request, status: response.status, rule: "admin", delay: 0)
             return (response, 0)

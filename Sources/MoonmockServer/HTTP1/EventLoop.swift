@@ -516,23 +516,26 @@ final class EventLoop: @unchecked Sendable {
     private func send(_ c: Connection, _ response: MockResponse, head: Bool, http10: Bool) {
         let keepAlive = c.keepAlive && !stopping
         c.keepAlive = keepAlive
-        output.removeAll(keepingCapacity: true)
         let noBody = ResponseHead.hasNoBody(response.status)
-        ResponseHead.append(status: response.status, headers: response.headers,
-                            framing: noBody ? .none : .length(response.body.count),
-                            connection: keepAlive ? (http10 ? .keepAlive10 : .keepAlive11) : .close,
-                            date: clock.now(), lines: statusLines, into: &output)
-        // (Appending from buffers: appending the arrays themselves retains and releases them.)
-        if !head && !noBody { response.body.withUnsafeBufferPointer { output.append(contentsOf: $0) } }
+        let framing: ResponseHead.Framing = noBody ? .none : .length(response.body.count)
         if keepAlive {
-            // Sent at the end of the turn, with the turn's other answers (``flushCorked()``).
-            output.withUnsafeBufferPointer { c.pending.append(contentsOf: $0) }
+            // Written straight into the connection's output, and sent at the end of the turn
+            // with the turn's other answers (``flushCorked()``).
+            ResponseHead.append(status: response.status, headers: response.headers, framing: framing,
+                                connection: http10 ? .keepAlive10 : .keepAlive11,
+                                date: clock.now(), lines: statusLines, into: &c.pending)
+            // (Appending from buffers: appending the arrays themselves retains and releases them.)
+            if !head && !noBody { response.body.withUnsafeBufferPointer { c.pending.append(contentsOf: $0) } }
             if !c.corked {
                 c.corked = true
                 corked.append(c)
             }
             return finishRequest(c)
         }
+        output.removeAll(keepingCapacity: true)
+        ResponseHead.append(status: response.status, headers: response.headers, framing: framing, connection: .close,
+                            date: clock.now(), lines: statusLines, into: &output)
+        if !head && !noBody { response.body.withUnsafeBufferPointer { output.append(contentsOf: $0) } }
         // A last response is held back (MSG_MORE) until the close right after it, so the FIN
         // leaves in the same segment as the data: one packet less for each side to handle.
         write(c, output, more: !keepAlive)

@@ -107,14 +107,21 @@ struct RequestHead {
             if base[line.start] == space || base[line.start] == tab {
                 return .invalid(status: 400, message: "obsolete line folding in the header section")
             }
+            // The name and the colon in one pass: every byte up to the colon must be a tchar.
             var colon = line.start
-            while colon < line.end && base[colon] != colonByte { colon += 1 }
+            while colon < line.end {
+                let byte = base[colon]
+                if byte == colonByte { break }
+                guard isToken(byte) else {
+                    return .invalid(status: 400, message: "malformed header field name")
+                }
+                colon += 1
+            }
             guard colon > line.start, colon < line.end else { return .invalid(status: 400, message: "malformed header field") }
-            for i in line.start..<colon where !isToken(base[i]) { return .invalid(status: 400, message: "malformed header field name") }
             var valueStart = colon + 1, valueEnd = line.end
             while valueStart < valueEnd && (base[valueStart] == space || base[valueStart] == tab) { valueStart += 1 }
             while valueEnd > valueStart && (base[valueEnd - 1] == space || base[valueEnd - 1] == tab) { valueEnd -= 1 }
-            for i in valueStart..<valueEnd where base[i] == cr || base[i] == 0 {
+            if hasCROrNUL(base, valueStart, valueEnd) {
                 return .invalid(status: 400, message: "control character in a header value")
             }
             let name = UnsafeRawBufferPointer(start: base + line.start, count: colon - line.start)
@@ -227,13 +234,35 @@ struct RequestHead {
         return true
     }
 
-    /// RFC 9110 `tchar`: a bit per ASCII byte in two constant words (a lookup table would be a
-    /// lazily made global, checked on every byte of every header name).
+    /// RFC 9110 `tchar`: one byte per ASCII code in a static string ("1" for a tchar), read in
+    /// place (a table in a global `let` would be made lazily, and checked on every read).
     @inline(__always)
     private static func isToken(_ byte: UInt8) -> Bool {
-        // Bytes 0–63: ! # $ % & ' * + - . 0-9; bytes 64–127: A-Z ^ _ ` a-z | ~.
-        let low: UInt64 = 0x03FF_6CFA_0000_0000, high: UInt64 = 0x57FF_FFFF_C7FF_FFFE
-        return byte < 64 ? (low >> UInt64(byte)) & 1 == 1 : byte < 128 && (high >> UInt64(byte - 64)) & 1 == 1
+        let table: StaticString = """
+            00000000000000000000000000000000\
+            01011111001101101111111111000000\
+            01111111111111111111111111100011\
+            11111111111111111111111111101010
+            """
+        return byte < 128 && table.utf8Start[Int(byte)] == 0x31
+    }
+
+    /// Whether bytes `start..<end` hold a CR or a NUL; eight bytes at a time.
+    @inline(__always)
+    private static func hasCROrNUL(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        var i = start
+        while end - i >= 8 {
+            let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+            let crs = word ^ 0x0D0D_0D0D_0D0D_0D0D
+            if ((word &- ones) & ~word | (crs &- ones) & ~crs) & highs != 0 { break }
+            i += 8
+        }
+        while i < end {
+            if base[i] == cr || base[i] == 0 { return true }
+            i += 1
+        }
+        return false
     }
     @inline(__always)
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }

@@ -33,42 +33,50 @@ enum ResponseHead {
 
     static func append(status: Int, headers: HTTPHeaders, framing: Framing, connection: ConnectionField,
                        date: [UInt8], lines: StatusLines, into out: inout [UInt8]) {
-        lines.append(status, into: &out)
-        var sawDate = false
         // Read in place: an iterator would copy (retain and release) the list and every field.
         headers.fields.withUnsafeBufferPointer { fields in
-            for i in fields.indices {
-                // Framing is the server's to decide; a script's Content-Length could only be wrong.
-                switch fields[i].name.utf8.count {
-                case 14 where fields[i].name.equalsIgnoringASCIICase("content-length"): continue
-                case 17 where fields[i].name.equalsIgnoringASCIICase("transfer-encoding"): continue
-                case 10 where fields[i].name.equalsIgnoringASCIICase("connection"): continue
-                case 4 where fields[i].name.equalsIgnoringASCIICase("date"): sawDate = true
-                default: break
+            // The head is written into one buffer (on the stack when small) and appended once:
+            // an append per piece costs a uniqueness and a capacity check each.
+            var size = lines.maximumCount + 64 + date.count
+            for i in fields.indices { size += fields[i].name.utf8.count + fields[i].value.utf8.count + 4 }
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { buffer in
+                var w = HeadWriter(base: buffer.baseAddress!)
+                lines.write(status, into: &w)
+                var sawDate = false
+                for i in fields.indices {
+                    // Framing is the server's to decide; a script's Content-Length could only be wrong.
+                    switch fields[i].name.utf8.count {
+                    case 14 where fields[i].name.equalsIgnoringASCIICase("content-length"): continue
+                    case 17 where fields[i].name.equalsIgnoringASCIICase("transfer-encoding"): continue
+                    case 10 where fields[i].name.equalsIgnoringASCIICase("connection"): continue
+                    case 4 where fields[i].name.equalsIgnoringASCIICase("date"): sawDate = true
+                    default: break
+                    }
+                    w.writeSanitized(fields[i].name)
+                    w.write(": ")
+                    w.writeSanitized(fields[i].value)
+                    w.write("\r\n")
                 }
-                appendSanitized(fields[i].name, into: &out)
-                append(": ", into: &out)
-                appendSanitized(fields[i].value, into: &out)
-                append("\r\n", into: &out)
+                switch framing {
+                case .length(let length):
+                    w.write("Content-Length: ")
+                    w.writeDecimal(length)
+                    w.write("\r\n")
+                case .chunked:
+                    w.write("Transfer-Encoding: chunked\r\n")
+                case .none:
+                    break
+                }
+                switch connection {
+                case .keepAlive11: break
+                case .keepAlive10: w.write("Connection: keep-alive\r\n")
+                case .close: w.write("Connection: close\r\n")
+                }
+                if !sawDate { date.withUnsafeBufferPointer { w.write($0) } }
+                w.write("\r\n")
+                out.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress, count: w.count))
             }
         }
-        switch framing {
-        case .length(let length):
-            append("Content-Length: ", into: &out)
-            appendDecimal(length, into: &out)
-            append("\r\n", into: &out)
-        case .chunked:
-            append("Transfer-Encoding: chunked\r\n", into: &out)
-        case .none:
-            break
-        }
-        switch connection {
-        case .keepAlive11: break
-        case .keepAlive10: append("Connection: keep-alive\r\n", into: &out)
-        case .close: append("Connection: close\r\n", into: &out)
-        }
-        if !sawDate { out.append(contentsOf: date) }
-        append("\r\n", into: &out)
     }
 
     /// Appends constant text. A `StaticString` has no reference count: static arrays would
@@ -81,39 +89,8 @@ enum ResponseHead {
     /// Whether a response with this status carries no body (and no length) at all.
     static func hasNoBody(_ status: Int) -> Bool { status < 200 || status == 204 || status == 304 }
 
-    static func appendDecimal(_ value: Int, into out: inout [UInt8]) {
-        if value < 10 { out.append(UInt8(ascii: "0") + UInt8(value)); return }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var v = value, i = buffer.count
-            while v > 0 {
-                i -= 1
-                buffer[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-            }
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[i...]))
-        }
-    }
-
     static func appendHex(_ value: Int, into out: inout [UInt8]) {
         out.append(contentsOf: String(value, radix: 16).utf8)
-    }
-
-    /// CR and LF would end the field (a header injected by a script's value): they are dropped.
-    @inline(__always)
-    private static func appendSanitized(_ text: String, into out: inout [UInt8]) {
-        let clean = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            guard let start = bytes.baseAddress else { return true }
-            if memchr(start, 0x0D, bytes.count) == nil && memchr(start, 0x0A, bytes.count) == nil {
-                out.append(contentsOf: bytes)
-                return true
-            }
-            return false
-        }
-        if clean == true { return }
-        for byte in text.utf8 where byte != 0x0D && byte != 0x0A { out.append(byte) }
     }
 
     static func makeStatusLine(_ status: Int) -> [UInt8] {
@@ -147,10 +124,70 @@ final class StatusLines {
         offsets.deallocate()
     }
 
-    func append(_ status: Int, into out: inout [UInt8]) {
-        guard status >= 100 && status < 600 else { return out.append(contentsOf: ResponseHead.makeStatusLine(status)) }
+    /// Room enough for any status line (the longest reason phrase is 31 bytes).
+    var maximumCount: Int { 64 }
+
+    func write(_ status: Int, into w: inout HeadWriter) {
+        guard status >= 100 && status < 600 else {
+            // Out of range: "HTTP/1.1 NNNN Status NNNN\r\n" fits the 64 bytes reserved.
+            return ResponseHead.makeStatusLine(status).withUnsafeBufferPointer { w.write(UnsafeBufferPointer(rebasing: $0.prefix(maximumCount))) }
+        }
         let i = status - 100
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[Int(offsets[i])..<Int(offsets[i + 1])]))
+        w.write(UnsafeBufferPointer(rebasing: bytes[Int(offsets[i])..<Int(offsets[i + 1])]))
+    }
+}
+
+/// Writes a response head into memory its caller has sized (``ResponseHead/append(status:headers:framing:connection:date:lines:into:)``).
+struct HeadWriter {
+    let base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+
+    init(base: UnsafeMutablePointer<UInt8>) { self.base = base }
+
+    @inline(__always)
+    mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let start = bytes.baseAddress else { return }
+        (base + count).update(from: start, count: bytes.count)
+        count += bytes.count
+    }
+
+    @inline(__always)
+    mutating func write(_ text: StaticString) {
+        write(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// CR and LF would end the field (a header injected by a script's value): they are dropped.
+    mutating func writeSanitized(_ text: String) {
+        text.withUTF8Bytes { bytes in
+            guard let start = bytes.baseAddress else { return }
+            // Eight bytes at a time while there is no CR or LF: then the text is copied whole.
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            var i = 0
+            while bytes.count - i >= 8 {
+                let word = UnsafeRawPointer(start + i).loadUnaligned(as: UInt64.self)
+                let crs = word ^ 0x0D0D_0D0D_0D0D_0D0D, lfs = word ^ 0x0A0A_0A0A_0A0A_0A0A
+                if ((crs &- ones) & ~crs | (lfs &- ones) & ~lfs) & highs != 0 { break }
+                i += 8
+            }
+            while i < bytes.count && start[i] != 0x0D && start[i] != 0x0A { i += 1 }
+            if i == bytes.count { return write(bytes) }
+            for i in 0..<bytes.count {
+                let byte = start[i]
+                if byte != 0x0D && byte != 0x0A { base[count] = byte; count += 1 }
+            }
+        }
+    }
+
+    mutating func writeDecimal(_ value: Int) {
+        if value <= 0 { base[count] = UInt8(ascii: "0"); count += 1; return }
+        var digits = 0, v = value
+        while v > 0 { digits += 1; v /= 10 }
+        v = value
+        for i in stride(from: count + digits - 1, through: count, by: -1) {
+            base[i] = UInt8(truncatingIfNeeded: 0x30 + v % 10)
+            v /= 10
+        }
+        count += digits
     }
 }
 
