@@ -337,6 +337,22 @@ struct HTTP1Tests {
             #expect(verdict("GET / HTTP/1.1\r\nX\(bad)Y: v\r\n\r\n") == 400, "header name with \(bad)")
             #expect(verdict("G\(bad)T / HTTP/1.1\r\n\r\n") == 400, "method with \(bad)")
         }
+        // Names are matched eight bytes at a time, case folded: look-alikes are other fields.
+        func declaredLength(_ field: String) -> Int? {
+            guard case .complete(let head, _) = Array("POST / HTTP/1.1\r\n\(field)\r\n\r\n".utf8)
+                .withUnsafeBytes({ RequestHead.parse($0, limit: 1024) }) else { return -1 }
+            return head.contentLength
+        }
+        #expect(declaredLength("CONTENT-LENGTH: 5") == 5 && declaredLength("Content-length: 5") == 5)
+        #expect(declaredLength("Content_Length: 5") == nil && declaredLength("Content-Lengtx: 5") == nil && declaredLength("Dontent-Length: 5") == nil)
+        #expect(verdict("POST / HTTP/1.1\r\nTRANSFER-ENCODING: chunked\r\n\r\n") == 200)
+        // Values are checked for CR and NUL eight bytes at a time, then byte by byte.
+        for at in [0, 3, 7, 8, 9, 15, 16, 20] {
+            let value = String(repeating: "v", count: at) + "\r" + "tail-of-the-value"
+            #expect(verdict("GET / HTTP/1.1\r\nX: \(value)\r\n\r\n") == 400, "CR at \(at)")
+            #expect(verdict("GET / HTTP/1.1\r\nX: \(value.replacingOccurrences(of: "\r", with: "\u{0}"))\r\n\r\n") == 400, "NUL at \(at)")
+            #expect(verdict("GET / HTTP/1.1\r\nX: \(value.replacingOccurrences(of: "\r", with: "\t"))\r\n\r\n") == 200, "tab at \(at)")
+        }
         #expect(verdict("GET / HTTP/1.2\r\n\r\n") == 505)
         #expect(verdict("GET / HTTP/1.x\r\n\r\n") == 400)
     }

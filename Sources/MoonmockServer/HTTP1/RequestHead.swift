@@ -127,7 +127,7 @@ struct RequestHead {
             let name = UnsafeRawBufferPointer(start: base + line.start, count: colon - line.start)
             let value = UnsafeRawBufferPointer(start: base + valueStart, count: valueEnd - valueStart)
             switch name.count {
-            case 14 where equalsLowercased(name, "content-length"):
+            case 14 where nameEquals(name, "content-length"):
                 var length = 0
                 guard !value.isEmpty, value.count <= 18 else { return .invalid(status: 400, message: "invalid Content-Length") }
                 for byte in value {
@@ -138,7 +138,7 @@ struct RequestHead {
                     return .invalid(status: 400, message: "conflicting Content-Length fields")
                 }
                 contentLength = length
-            case 17 where equalsLowercased(name, "transfer-encoding"):
+            case 17 where nameEquals(name, "transfer-encoding"):
                 // Only chunked is understood, and it must come last (RFC 9112 §6.3).
                 transferEncoding = true
                 let codings = String(decoding: value, as: UTF8.self).split(separator: ",").map {
@@ -148,7 +148,7 @@ struct RequestHead {
                     return .invalid(status: 501, message: "unsupported Transfer-Encoding '\(String(decoding: value, as: UTF8.self))'")
                 }
                 chunked = true
-            case 10 where equalsLowercased(name, "connection"):
+            case 10 where nameEquals(name, "connection"):
                 for token in String(decoding: value, as: UTF8.self).split(separator: ",") {
                     switch token.trimmingSpaces.asciiLowercased {
                     case "close": connectionClose = true
@@ -156,7 +156,7 @@ struct RequestHead {
                     default: break
                     }
                 }
-            case 6 where equalsLowercased(name, "expect"):
+            case 6 where nameEquals(name, "expect"):
                 guard equalsLowercased(value, "100-continue") else {
                     return .invalid(status: 417, message: "unsupported Expect '\(String(decoding: value, as: UTF8.self))'")
                 }
@@ -165,7 +165,7 @@ struct RequestHead {
                 break
             }
             let fieldValue = common(base, valueStart, valueEnd)
-            if name.count == 4 && host == nil && equalsLowercased(name, "host") { host = fieldValue }
+            if name.count == 4 && host == nil && nameEquals(name, "host") { host = fieldValue }
             headers.add(common(base, line.start, colon), fieldValue)
         }
         if transferEncoding && contentLength != nil {
@@ -230,6 +230,29 @@ struct RequestHead {
             var byte = bytes[i]
             if byte >= 0x41 && byte <= 0x5A { byte |= 0x20 }
             if byte != expected[i] { return false }
+        }
+        return true
+    }
+
+    /// `equalsLowercased` for a header name already checked to be all tchars, and a literal of
+    /// lowercase letters and `-`: eight bytes at a time, letters folded by setting 0x20 in every
+    /// byte. Of all bytes, 0x20 turns only CR into `-`, and CR is no tchar.
+    @inline(__always)
+    static func nameEquals(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = UnsafeRawPointer(lowercase.utf8Start)
+        guard let base = bytes.baseAddress else { return bytes.isEmpty }
+        var i = 0
+        while bytes.count - i >= 8 {
+            let word = base.loadUnaligned(fromByteOffset: i, as: UInt64.self) | 0x2020_2020_2020_2020
+            if word != expected.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+            i += 8
+        }
+        while i < bytes.count {
+            var byte = bytes[i]
+            if byte >= 0x41 && byte <= 0x5A { byte |= 0x20 }
+            if byte != expected.load(fromByteOffset: i, as: UInt8.self) { return false }
+            i += 1
         }
         return true
     }
