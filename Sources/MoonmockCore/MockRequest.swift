@@ -41,7 +41,28 @@ public struct MockRequest: Sendable {
     /// The header list and body are taken over (`consuming`): a transport that built them for
     /// this request hands them on without a retain and a release each.
     public init(method: String, scheme: String, authority: String, target: String, headers: consuming HTTPHeaders, body: consuming [UInt8]) {
-        storage = Storage(method: method, scheme: scheme, authority: authority, target: target, headers: headers, body: body)
+        let (host, port) = authority.withUTF8Bytes { MockRequest.splitHostPort($0) }
+        storage = Storage(method: method, scheme: scheme, host: host, port: port, target: target, headers: headers, body: body)
+    }
+
+    /// The same, with the authority already split by ``hostAndPort(of:)``: a server that
+    /// sees the same `Host` on request after request splits it once.
+    ///
+    /// ```swift
+    /// let (host, port) = MockRequest.hostAndPort(of: "api.example.com:8080")
+    /// let req = MockRequest(method: "GET", scheme: "http", host: host, port: port, target: "/users/7",
+    ///                       headers: HTTPHeaders(), body: [])
+    /// req.port   // 8080
+    /// ```
+    public init(method: String, scheme: String, host: String, port: Int?, target: String, headers: consuming HTTPHeaders,
+                body: consuming [UInt8]) {
+        storage = Storage(method: method, scheme: scheme, host: host, port: port, target: target, headers: headers, body: body)
+    }
+
+    /// `host[:port]` split as requests split it: host lowercased, bracketed IPv6 literals kept
+    /// whole, `user@` dropped, a port of digits only.
+    public static func hostAndPort(of authority: String) -> (host: String, port: Int?) {
+        authority.withUTF8Bytes { splitHostPort($0) }
     }
 
     /// Splits `host[:port]`, handling bracketed IPv6 literals and dropping `user@`.
@@ -189,13 +210,15 @@ public struct MockRequest: Sendable {
     /// The request's fields and a memo of derived values. Immutable fields; the memo is filled
     /// by the one thread handling the request.
     private final class Storage: @unchecked Sendable {
-        init(method: String, scheme: String, authority: String, target: String, headers: consuming HTTPHeaders, body: consuming [UInt8]) {
+        init(method: String, scheme: String, host: String, port: Int?, target: String, headers: consuming HTTPHeaders,
+             body: consuming [UInt8]) {
             // Servers hand over `GET` and `POST` as literals: compared by their bits, no scan.
             self.method = method == "GET" || method == "POST" ? method : method.asciiUppercased
             self.scheme = scheme
             self.headers = headers
             self.body = body
-            (host, port) = authority.withUTF8Bytes { MockRequest.splitHostPort($0) }
+            self.host = host
+            self.port = port
             // Where the path ends and the query lies, found with memchr in the target's bytes.
             let (pathEnd, query) = target.withUTF8Bytes { b -> (Int, Range<Int>?) in
                 guard let base = b.baseAddress else { return (0, nil) }

@@ -193,6 +193,25 @@ struct HTTP1Tests {
         #expect(r.text.contains(#""host":"api.example.com""#) && r.text.contains(#""q":"1""#) && r.text.contains(#""body":"hi""#))
     }
 
+    @Test("each request on a connection gets its own host, port and path, however alike the heads")
+    func hostsAndTargetsPerRequest() throws {
+        // The loop reuses the strings of the previous head when the bytes are equal: requests
+        // that differ in one byte of the Host or the target must still see their own.
+        let server = try startServer("""
+            mock.get('/*p', function(req) return { host = req.host, port = req.port, path = req.path } end)
+            """)
+        defer { server.stop() }
+        let heads = [("a.test:81", "/aa"), ("a.test:81", "/aa"), ("b.test:81", "/ab"), ("b.test:82", "/ab"),
+                     ("B.TEST", "/ab?x=1"), ("[::1]:83", "/ab")]
+        let r = RawHTTP.exchange(server.port, heads.enumerated().map { i, h in
+            "GET \(h.1) HTTP/1.1\r\nHost: \(h.0)\r\n\(i == heads.count - 1 ? "Connection: close\r\n" : "")\r\n"
+        }.joined())
+        expectInOrder(r.text, [#"{"host":"a.test","path":"/aa","port":81}"#, #"{"host":"a.test","path":"/aa","port":81}"#,
+                               #"{"host":"b.test","path":"/ab","port":81}"#, #"{"host":"b.test","path":"/ab","port":82}"#,
+                               #"{"host":"b.test","path":"/ab","port":80}"#, #"{"host":"[::1]","path":"/ab","port":83}"#])
+        #expect(r.text.components(separatedBy: "HTTP/1.1 200 OK").count == heads.count + 1)
+    }
+
     @Test("a response larger than the socket buffer arrives whole to a slow reader")
     func largeResponse() async throws {
         let size = 8 << 20

@@ -49,6 +49,10 @@ final class EventLoop: @unchecked Sendable {
     private let statusLines = StatusLines()
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     private var output: [UInt8] = []
+    /// The last request target and `Host` value made into strings (see ``RecentStrings``).
+    private var recent = RecentStrings()
+    /// The last authority and its split (a client sends the same `Host` on every request).
+    private var lastAuthority: (value: String, split: (host: String, port: Int?)) = ("", ("", nil))
     /// Keep-alive connections whose answers wait in `pending` for the end of this turn.
     private var corked: [Connection] = []
     let defaultAuthority: String
@@ -350,7 +354,7 @@ final class EventLoop: @unchecked Sendable {
                     updateInterest(c)
                     return used
                 }
-                switch RequestHead.parse(UnsafeRawBufferPointer(rebasing: bytes[used...]), limit: Self.headLimit) {
+                switch RequestHead.parse(UnsafeRawBufferPointer(rebasing: bytes[used...]), limit: Self.headLimit, recent: &recent) {
                 case .incomplete:
                     return used
                 case .invalid(let status, let message):
@@ -442,8 +446,14 @@ final class EventLoop: @unchecked Sendable {
             // Absolute form (`GET http://host/path`, as sent to a proxy): the URL names the host.
             request = MockRequest(method: head.method, url: head.target, headers: head.headers, body: body)
         } else {
-            request = MockRequest(method: head.method, scheme: "http", authority: head.host ?? defaultAuthority,
-                                  target: head.target, headers: head.headers, body: body)
+            // Split once per distinct authority: the parser hands back the very string it made
+            // for the last request when the bytes are the same, so the compare is of its bits.
+            let authority = head.host ?? defaultAuthority
+            if authority != lastAuthority.value {
+                lastAuthority = (authority, MockRequest.hostAndPort(of: authority))
+            }
+            request = MockRequest(method: head.method, scheme: "http", host: lastAuthority.split.host,
+                                  port: lastAuthority.split.port, target: head.target, headers: head.headers, body: body)
         }
         let (response, delay) = serverRef._withUnsafeGuaranteedRef { $0.answer(request) }
         if delay > 0 {

@@ -46,6 +46,12 @@ struct RequestHead {
     /// section (431 beyond it). Leading empty lines are skipped, bare-LF line ends accepted,
     /// obsolete line folding and anything that could smuggle a second request are refused.
     static func parse(_ bytes: UnsafeRawBufferPointer, limit: Int) -> Parse {
+        var recent = RecentStrings()
+        return parse(bytes, limit: limit, recent: &recent)
+    }
+
+    /// `parse(_:limit:)`, reusing the strings of the previous head where the bytes are the same.
+    static func parse(_ bytes: UnsafeRawBufferPointer, limit: Int, recent: inout RecentStrings) -> Parse {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return .incomplete }
         let count = bytes.count
         var position = 0
@@ -93,7 +99,7 @@ struct RequestHead {
         }
         // The head's parts are locals until the end, then moved into it: a `RequestHead` built
         // early and filled in would be copied (a retain and a release per string) on return.
-        let method = common(base, lineStart, sp1), target = string(base, sp1 + 1, sp2)
+        let method = common(base, lineStart, sp1), target = recent.target(base, sp1 + 1, sp2)
         var headers = HTTPHeaders()
         headers.reserveCapacity(fieldCount)
         var contentLength: Int?, host: String?
@@ -164,8 +170,13 @@ struct RequestHead {
             default:
                 break
             }
-            let fieldValue = common(base, valueStart, valueEnd)
-            if name.count == 4 && host == nil && nameEquals(name, "host") { host = fieldValue }
+            let fieldValue: String
+            if name.count == 4 && host == nil && nameEquals(name, "host") {
+                fieldValue = recent.host(base, valueStart, valueEnd)
+                host = fieldValue
+            } else {
+                fieldValue = common(base, valueStart, valueEnd)
+            }
             headers.add(common(base, line.start, colon), fieldValue)
         }
         if transferEncoding && contentLength != nil {
@@ -296,6 +307,31 @@ struct RequestHead {
         guard v.count == 8, v[0] == 0x48, v[1] == 0x54, v[2] == 0x54, v[3] == 0x50, v[4] == 0x2F, v[5] == 0x31,
               v[6] == 0x2E, v[7] == 0x30 || v[7] == 0x31 else { return nil }
         return Int(v[7] - 0x30)
+    }
+}
+
+/// The request target and `Host` value of a loop's previous request head. A client sends the
+/// same `Host` on every request and often the same target: when the bytes match, the string
+/// made last time is handed out again (a compare instead of a UTF-8 check and, past 15 bytes,
+/// an allocation).
+struct RecentStrings {
+    private var lastTarget = ""
+    private var lastHost = ""
+
+    mutating func target(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String {
+        Self.reuse(&lastTarget, base, start, end)
+    }
+
+    mutating func host(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String {
+        Self.reuse(&lastHost, base, start, end)
+    }
+
+    @inline(__always)
+    private static func reuse(_ last: inout String, _ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String {
+        let n = end - start
+        let same = last.utf8.count == n && last.withUTF8Bytes { n == 0 || memcmp($0.baseAddress!, base + start, n) == 0 }
+        if !same { last = String(decoding: UnsafeBufferPointer(start: base + start, count: n), as: UTF8.self) }
+        return last
     }
 }
 
