@@ -72,9 +72,24 @@ static inline int mm_json_int(mm_buf *b, lua_Integer v) {
     return 1;
 }
 
+/// Whether any byte of `w` is a quote, a backslash or a control byte (below 0x20): the bytes
+/// that end a run of plain string text. Bytes after a match may be flagged too (borrows).
+static inline int mm_json_word_stops(uint64_t w) {
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t quote = w ^ 0x2222222222222222ULL, slash = w ^ 0x5C5C5C5C5C5C5C5CULL;
+    return (((quote - ones) & ~quote) | ((slash - ones) & ~slash) | ((w - 0x2020202020202020ULL) & ~w)) & highs ? 1 : 0;
+}
+
 /// A string is taken when every byte is printable ASCII other than `"` and `\`.
 static inline int mm_json_plain(const char *s, size_t n) {
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    // Eight bytes at a time while no byte is flagged; a flagged word is decided byte by byte.
+    for (; n - i >= 8; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if ((w & 0x8080808080808080ULL) || mm_json_word_stops(w)) break;
+    }
+    for (; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') return 0;
     }
@@ -88,15 +103,6 @@ static inline int mm_json_string(mm_buf *b, const char *s, size_t n) {
     b->len += n;
     b->data[b->len++] = '"';
     return MM_JSON_OK;
-}
-
-/// Whether the table at `t` has the metatable stored in the registry under `ref`.
-static inline int mm_json_has_meta(lua_State *L, int t, int ref) {
-    if (!lua_getmetatable(L, t)) return 0;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-    int same = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
-    return same;
 }
 
 /// A string key of an object being encoded.
@@ -131,8 +137,18 @@ static int mm_json_array(lua_State *L, int t, lua_Integer count, int resp_ref, i
 
 static int mm_json_table(lua_State *L, int t, int resp_ref, int array_ref, mm_buf *b, int depth) {
     if (depth >= MM_JSON_MAX_DEPTH || !lua_checkstack(L, 4)) return MM_JSON_FALLBACK;
-    if (mm_json_has_meta(L, t, resp_ref)) return MM_JSON_FALLBACK;
-    if (mm_json_has_meta(L, t, array_ref)) return mm_json_array(L, t, (lua_Integer)lua_rawlen(L, t), resp_ref, array_ref, b, depth);
+    // One metatable read for both checks (most tables have none): a response value falls
+    // back to Swift, a table marked as an array is one.
+    if (lua_getmetatable(L, t)) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, resp_ref);
+        int response = lua_rawequal(L, -1, -2);
+        lua_pop(L, 1);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, array_ref);
+        int array = lua_rawequal(L, -1, -2);
+        lua_pop(L, 2);
+        if (response) return MM_JSON_FALLBACK;
+        if (array) return mm_json_array(L, t, (lua_Integer)lua_rawlen(L, t), resp_ref, array_ref, b, depth);
+    }
 
     // Copy every key and its value onto the stack (the key copy drives lua_next): encoding then
     // reads the values from the stack instead of looking each one up again.
@@ -260,14 +276,6 @@ static inline void mm_json_space(mm_json_reader *r) {
     }
 }
 
-/// Whether any byte of `w` is a quote, a backslash or a control byte (below 0x20): the bytes
-/// that end a run of plain string text. Bytes after a match may be flagged too (borrows).
-static inline int mm_json_word_stops(uint64_t w) {
-    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-    uint64_t quote = w ^ 0x2222222222222222ULL, slash = w ^ 0x5C5C5C5C5C5C5C5CULL;
-    return (((quote - ones) & ~quote) | ((slash - ones) & ~slash) | ((w - 0x2020202020202020ULL) & ~w)) & highs ? 1 : 0;
-}
-
 /// A string at r->i (on the quote), pushed.
 static int mm_json_read_string(lua_State *L, mm_json_reader *r) {
     const unsigned char *s = r->s;
@@ -384,7 +392,8 @@ static int mm_json_read_value(lua_State *L, mm_json_reader *r, int depth) {
         if (r->i < r->n && r->s[r->i] == '}') { r->i++; lua_newtable(L); return MM_JSON_OK; }
         for (;;) {
             mm_json_space(r);
-            if (r->i >= r->n || r->s[r->i] != '"' || !lua_checkstack(L, 4)) return MM_JSON_FALLBACK;
+            // Room for the next eight keys and values (and a value's own needs) at a time.
+            if (r->i >= r->n || r->s[r->i] != '"' || (count % 8 == 0 && !lua_checkstack(L, 2 * 8 + 4))) return MM_JSON_FALLBACK;
             if ((rc = mm_json_read_string(L, r)) != MM_JSON_OK) return rc;
             mm_json_space(r);
             if (r->i >= r->n || r->s[r->i] != ':') return MM_JSON_FALLBACK;

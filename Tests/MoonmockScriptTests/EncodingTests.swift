@@ -14,7 +14,10 @@ struct EncodingTests {
     local seed = 12345
     local function rand(n) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n end
     local strings = { "", "a", "id", "name", "Zebra", "a b", "quote\"d", "back\\slash", "tab\tx", "caf\u{E9}",
-                      "\u{1F600}", "nul\0byte", "User 7", "aa", "ab", "a", "~", "0", "10", "9" }
+                      "\u{1F600}", "nul\0byte", "User 7", "aa", "ab", "a", "~", "0", "10", "9",
+                      -- Past eight bytes (read a word at a time): the odd byte early, late and at the end.
+                      "a plain string longer than a word", "eight by\"tes then a quote", "0123456789abcde\\",
+                      "sixteen bytes ok\tthen a tab", "non-ASCII after a word: caf\u{E9}" }
     local function str() return strings[rand(#strings) + 1] end
     local value
     local function tbl(depth)
@@ -122,7 +125,10 @@ struct DecodingDifferentialTests {
                        "1e5", "1E+5", "2.5e-3", "1e400", "1e-400", "01", "-", ".5", "1.", "1e", "3.0", "123456789012345678901234567890"]
         let strings = [#""""#, #""a""#, #""User 7""#, #""line\nbreak""#, #""q\"uote""#, #""back\\slash""#, #""sl\/ash""#,
                        #""tab\tand\r\b\f""#, #""caf\u00e9""#, #""\ud83d\ude00""#, #""\ud800x""#, "\"caf\u{e9}\"", "\"\u{1F600}\"",
-                       "\"raw\u{7}ctl\"", "\"bad\\q\"", "\"unterminated"]
+                       "\"raw\u{7}ctl\"", "\"bad\\q\"", "\"unterminated",
+                       // Past eight bytes (scanned a word at a time): the odd byte early, late and at the end.
+                       #""a plain string longer than a word""#, #""eight by\"tes then a quote""#, #""0123456789abcde\\""#,
+                       "\"sixteen bytes ok\u{1}then a control\"", "\"non-ASCII after a word: caf\u{e9}\""]
         let spaces = ["", " ", "\n", "\t ", "\r\n"]
         func value(_ depth: Int) -> String {
             switch rand(depth > 3 ? 6 : 8) {
