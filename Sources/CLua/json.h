@@ -28,9 +28,9 @@ typedef struct mm_buf {
     size_t cap;
 } mm_buf;
 
-/// Makes room for `n` more bytes; 0 when memory is exhausted.
-static inline int mm_buf_reserve(mm_buf *b, size_t n) {
-    if (b->len + n <= b->cap) return 1;
+/// Grows the buffer for `n` more bytes; 0 when memory is exhausted. Kept out of line, so
+/// that the check in front of every write stays small enough to inline.
+__attribute__((noinline)) static int mm_buf_grow(mm_buf *b, size_t n) {
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + n) cap *= 2;
     char *data = (char *)realloc(b->data, cap);
@@ -38,6 +38,11 @@ static inline int mm_buf_reserve(mm_buf *b, size_t n) {
     b->data = data;
     b->cap = cap;
     return 1;
+}
+
+/// Makes room for `n` more bytes; 0 when memory is exhausted.
+static inline int mm_buf_reserve(mm_buf *b, size_t n) {
+    return b->len + n <= b->cap ? 1 : mm_buf_grow(b, n);
 }
 
 /// Frees the buffer's memory.
@@ -168,8 +173,9 @@ static int mm_json_table(lua_State *L, int t, int resp_ref, int array_ref, mm_bu
             lua_settop(L, base);
             return MM_JSON_FALLBACK;   // boolean, float or other keys: the Swift encoder explains
         }
+        // Room for the next eight keys and values (and lua_next's own slot) at a time.
+        if (count % 8 == 0 && !lua_checkstack(L, 2 * 8 + 3)) { lua_settop(L, base); return MM_JSON_FALLBACK; }
         count++;
-        if (!lua_checkstack(L, 3)) { lua_settop(L, base); return MM_JSON_FALLBACK; }
         lua_pushvalue(L, -2);   // key, value, key: the last drives lua_next
     }
     int rc = MM_JSON_OK;
@@ -205,9 +211,17 @@ static int mm_json_table(lua_State *L, int t, int resp_ref, int array_ref, mm_bu
             }
             if (!mm_buf_put(b, "{", 1)) rc = MM_JSON_NOMEM;
             for (int n = 0; n < count && rc == MM_JSON_OK; n++) {
-                if (n > 0 && !mm_buf_put(b, ",", 1)) { rc = MM_JSON_NOMEM; break; }
-                if ((rc = mm_json_string(b, keys[n].p, keys[n].n)) != MM_JSON_OK) break;
-                if (!mm_buf_put(b, ":", 1)) { rc = MM_JSON_NOMEM; break; }
+                // `,"key":` with one check for room (the key is plain: no escapes).
+                size_t kn = keys[n].n;
+                if (!mm_buf_reserve(b, kn + 4)) { rc = MM_JSON_NOMEM; break; }
+                char *o = b->data + b->len;
+                if (n > 0) *o++ = ',';
+                *o++ = '"';
+                memcpy(o, keys[n].p, kn);
+                o += kn;
+                *o++ = '"';
+                *o++ = ':';
+                b->len = (size_t)(o - b->data);
                 rc = mm_json_value(L, keys[n].slot + 1, resp_ref, array_ref, b, depth + 1);
             }
             if (rc == MM_JSON_OK && !mm_buf_put(b, "}", 1)) rc = MM_JSON_NOMEM;
