@@ -30,7 +30,7 @@ typedef struct mm_buf {
 
 /// Grows the buffer for `n` more bytes; 0 when memory is exhausted. Kept out of line, so
 /// that the check in front of every write stays small enough to inline.
-__attribute__((noinline)) static int mm_buf_grow(mm_buf *b, size_t n) {
+__attribute__((noinline)) static inline int mm_buf_grow(mm_buf *b, size_t n) {
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + n) cap *= 2;
     char *data = (char *)realloc(b->data, cap);
@@ -40,8 +40,9 @@ __attribute__((noinline)) static int mm_buf_grow(mm_buf *b, size_t n) {
     return 1;
 }
 
-/// Makes room for `n` more bytes; 0 when memory is exhausted.
-static inline int mm_buf_reserve(mm_buf *b, size_t n) {
+/// Makes room for `n` more bytes; 0 when memory is exhausted. Always inlined, as is
+/// `mm_buf_put`: the encoder writes a byte or a few at a time, and a call costs more than that.
+__attribute__((always_inline)) static inline int mm_buf_reserve(mm_buf *b, size_t n) {
     return b->len + n <= b->cap ? 1 : mm_buf_grow(b, n);
 }
 
@@ -58,7 +59,8 @@ static inline void mm_buf_reset(mm_buf *b) {
     if (b->cap > 64 * 1024) mm_buf_free(b);
 }
 
-static inline int mm_buf_put(mm_buf *b, const char *s, size_t n) {
+/// Appends `n` bytes; 0 when memory is exhausted.
+__attribute__((always_inline)) static inline int mm_buf_put(mm_buf *b, const char *s, size_t n) {
     if (!mm_buf_reserve(b, n)) return 0;
     memcpy(b->data + b->len, s, n);
     b->len += n;
