@@ -393,8 +393,10 @@ static int mm_json_read_number(lua_State *L, mm_json_reader *r) {
     return MM_JSON_OK;
 }
 
+// Stack room: a scalar pushes one value, into room its container checked for (an object for
+// eight keys and values at a time, an array per element); containers check for their own.
 static int mm_json_read_value(lua_State *L, mm_json_reader *r, int depth) {
-    if (r->i >= r->n || depth >= 200 || !lua_checkstack(L, 3)) return MM_JSON_FALLBACK;
+    if (r->i >= r->n || depth >= 200) return MM_JSON_FALLBACK;
     unsigned char c = r->s[r->i];
     int rc;
     switch (c) {
@@ -436,6 +438,7 @@ static int mm_json_read_value(lua_State *L, mm_json_reader *r, int depth) {
         return MM_JSON_OK;
     }
     case '[': {
+        if (!lua_checkstack(L, 3)) return MM_JSON_FALLBACK;   // the table, its metatable, an element
         r->i++;
         lua_newtable(L);
         lua_rawgeti(L, LUA_REGISTRYINDEX, r->array_ref);
@@ -483,7 +486,7 @@ static inline int mm_json_decode(lua_State *L, const char *s, size_t n, int arra
     mm_json_reader r = { (const unsigned char *)s, n, 0, array_ref, scratch };
     mm_buf_reset(scratch);
     mm_json_space(&r);
-    int rc = mm_json_read_value(L, &r, 0);
+    int rc = lua_checkstack(L, 3) ? mm_json_read_value(L, &r, 0) : MM_JSON_FALLBACK;
     if (rc == MM_JSON_OK) {
         mm_json_space(&r);
         if (r.i != r.n) rc = MM_JSON_FALLBACK;

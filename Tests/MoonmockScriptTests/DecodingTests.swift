@@ -23,6 +23,14 @@ struct DecodingTests {
         let wide = "{" + (0..<300).map { "\"k\($0)\":\($0)" }.joined(separator: ",") + ",\"kind\":\"x\"}"
         let wideOut = try JSONValue(parsing: Array(engine.send("POST", "/echo", body: wide).text.utf8))
         #expect(wideOut["k0"] == .integer(0) && wideOut["k299"] == .integer(299) && wideOut["kind"] == .string("x"))
+        // Deep and long: the stack is checked per container and per eight keys, not per value.
+        let deepArrays = String(repeating: "[", count: 100) + "1" + String(repeating: "]", count: 100)
+        let deepObjects = String(repeating: #"{"a":"#, count: 100) + "true" + String(repeating: "}", count: 100)
+        let list = "[" + (0..<2000).map { #"{"i":\#($0),"s":"v\#($0)"}"# }.joined(separator: ",") + "]"
+        let big = #"{"kind":"x","deep":\#(deepArrays),"objects":\#(deepObjects),"list":\#(list)}"#
+        let bigDirect = engine.send("POST", "/echo", body: big).text
+        #expect(bigDirect == engine.send("POST", "/subset", body: big).text)
+        #expect(bigDirect.contains(deepArrays) && bigDirect.contains(#"{"i":1999,"s":"v1999"}]"#))
         #expect(engine.send("POST", "/echo", body: "{broken").text == "null")
         #expect(engine.send("POST", "/echo", body: "[1] trailing").text == "null")
     }
