@@ -110,8 +110,8 @@ typedef int (*mm_host_fn)(lua_State *L);
 
 // The allocator contract of lua_Alloc (manual §4.4): free on nsize == 0, never fail a shrink,
 // and `osize` is a type tag (not a size) when ptr is NULL.
-static inline void *mm_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-    mm_alloc_state *s = (mm_alloc_state *)ud;
+// Everything but the two common cases of mm_alloc (below), out of line.
+__attribute__((noinline)) static inline void *mm_alloc_general(mm_alloc_state *s, void *ptr, size_t osize, size_t nsize) {
     size_t old = ptr ? osize : 0;
     if (nsize == 0) {
         mm_heap_resize(s, ptr, old, 0);
@@ -130,6 +130,33 @@ static inline void *mm_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     s->used = s->used - old + nsize;
     if (s->used > s->peak) s->peak = s->used;
     return p;
+}
+
+// The allocator Lua calls, a few hundred thousand times a second under load: a new small block
+// from its free list and a small block freed onto one take the short paths here; the rest
+// (growth, large blocks, a refused allocation) goes to mm_alloc_general.
+static inline void *mm_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    mm_alloc_state *s = (mm_alloc_state *)ud;
+    if (nsize == 0) {
+        // Lua frees empty parts as NULL (a dozen times in a typical request): nothing to do.
+        if (ptr == NULL) return NULL;
+        if (osize <= MM_POOL_MAX) {
+            mm_pool_give(s, ptr, (osize - 1) / 16);
+            s->used -= osize;
+            return NULL;
+        }
+    } else if (ptr == NULL && nsize <= MM_POOL_MAX) {
+        void **list = &s->free_lists[(nsize - 1) / 16];
+        void *p = *list;
+        size_t used = s->used + nsize;
+        if (p != NULL && !(s->enforcing && s->limit && used > s->limit)) {
+            *list = *(void **)p;
+            s->used = used;
+            if (used > s->peak) s->peak = used;
+            return p;
+        }
+    }
+    return mm_alloc_general(s, ptr, osize, nsize);
 }
 
 // lua_newstate takes a function pointer; this passes our allocator without a Swift closure.

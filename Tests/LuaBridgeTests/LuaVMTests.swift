@@ -100,6 +100,26 @@ struct LuaVMTests {
         #expect(try vm.evaluate("return #string.rep('y', 1000)") == [.integer(1000)])
     }
 
+    @Test("the ceiling holds for small blocks reused from the free lists too")
+    func ceilingOnReusedBlocks() throws {
+        let vm = try LuaVM(limits: LuaLimits(instructions: 0, memoryBytes: 64 << 20))
+        // About 20 MiB of small blocks, then collected: they wait on the free lists.
+        _ = try vm.evaluate("local head for i = 1, 200000 do head = { next = head, i } end return true")
+        vm.collectGarbage()
+        vm.limits = LuaLimits(instructions: 0, memoryBytes: 4 << 20)
+        // A chain of small tables (about 100 bytes a link): every block it takes can come from
+        // those lists, and the refusal must come near 4 MiB, not once the lists run dry.
+        let error = #expect(throws: LuaError.self) {
+            try vm.evaluate("local head for i = 1, 1e9 do head = { next = head, i }; links = i end")
+        }
+        #expect(error?.isMemoryError == true)
+        let links = try vm.evaluate("return links")
+        guard case .integer(let count)? = links.first else { Issue.record("links: \(links)"); return }
+        #expect(count > 10_000 && count < 60_000, "links made under a 4 MiB ceiling: \(count)")
+        vm.collectGarbage()
+        #expect(try vm.evaluate("return #string.rep('y', 1000)") == [.integer(1000)])
+    }
+
     @Test("blocks of every size keep their contents as they grow, shrink and are reused")
     func allocatorSizes() throws {
         let vm = try LuaVM(limits: LuaLimits(instructions: 0, memoryBytes: 64 << 20))
