@@ -276,13 +276,43 @@ static inline int mm_json_encode(lua_State *L, int idx, int resp_ref, int array_
 // with escapes only in ASCII text — are decoded here; anything else (and every invalid body)
 // answers MM_JSON_FALLBACK with the stack as found, for the Swift decoder to decide.
 
+/// Short strings the decoder pushed lately, keys above all: a body shaped like the last one
+/// gets them from a table (one array read) instead of having Lua hash and intern each again.
+/// One per VM; the Lua strings live in a table in the registry, slot k at index k + 1, and
+/// `len[k]` and `text[k]` are the bytes the slot holds (compared before a slot is used).
+#define MM_JSON_CACHE_SLOTS 64
+#define MM_JSON_CACHE_BYTES 24
+typedef struct mm_json_strings {
+    unsigned char len[MM_JSON_CACHE_SLOTS];   // 0: empty (the empty string is never cached)
+    char text[MM_JSON_CACHE_SLOTS][MM_JSON_CACHE_BYTES];
+} mm_json_strings;
+
 typedef struct mm_json_reader {
     const unsigned char *s;
     size_t n;
     size_t i;
     int array_ref;
     mm_buf *scratch;
+    mm_json_strings *strings;   // NULL: no cache
+    int strings_index;          // the cache's table, on the stack
 } mm_json_reader;
+
+/// Pushes `n` bytes at `p` as a Lua string, from the cache when a slot holds these bytes.
+/// Uses one stack slot beyond the string for a moment (to store a new one in the table).
+static inline void mm_json_push_string(lua_State *L, mm_json_reader *r, const char *p, size_t n) {
+    mm_json_strings *c = r->strings;
+    if (c == NULL || n == 0 || n > MM_JSON_CACHE_BYTES) { lua_pushlstring(L, p, n); return; }
+    unsigned slot = (unsigned)(n * 131u + (unsigned char)p[0] * 31u + (unsigned char)p[n - 1]) & (MM_JSON_CACHE_SLOTS - 1);
+    if (c->len[slot] == n && memcmp(c->text[slot], p, n) == 0) {
+        lua_rawgeti(L, r->strings_index, (lua_Integer)slot + 1);
+        return;
+    }
+    lua_pushlstring(L, p, n);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, r->strings_index, (lua_Integer)slot + 1);
+    memcpy(c->text[slot], p, n);
+    c->len[slot] = (unsigned char)n;
+}
 
 static inline void mm_json_space(mm_json_reader *r) {
     while (r->i < r->n) {
@@ -306,7 +336,7 @@ static int mm_json_read_string(lua_State *L, mm_json_reader *r) {
     while (i < n) {
         unsigned char c = s[i];
         if (c == '"') {
-            lua_pushlstring(L, (const char *)s + start, i - start);   // as received, like Swift
+            mm_json_push_string(L, r, (const char *)s + start, i - start);   // as received, like Swift
             r->i = i + 1;
             return MM_JSON_OK;
         }
@@ -480,18 +510,29 @@ static int mm_json_read_value(lua_State *L, mm_json_reader *r, int depth) {
 }
 
 /// Decodes `n` bytes of JSON and pushes the value (MM_JSON_OK), or pushes nothing and answers
-/// MM_JSON_FALLBACK. `scratch` holds unescaped strings.
-static inline int mm_json_decode(lua_State *L, const char *s, size_t n, int array_ref, mm_buf *scratch) {
+/// MM_JSON_FALLBACK. `scratch` holds unescaped strings; `strings` (or NULL) is the VM's cache
+/// of short strings, whose table is in the registry under `strings_ref`.
+static inline int mm_json_decode(lua_State *L, const char *s, size_t n, int array_ref, mm_buf *scratch,
+                                 int strings_ref, mm_json_strings *strings) {
     int top = lua_gettop(L);
-    mm_json_reader r = { (const unsigned char *)s, n, 0, array_ref, scratch };
+    if (!lua_checkstack(L, 4)) return MM_JSON_FALLBACK;
+    mm_json_reader r = { (const unsigned char *)s, n, 0, array_ref, scratch, strings, 0 };
+    if (strings != NULL) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, strings_ref);
+        r.strings_index = lua_gettop(L);
+    }
     mm_buf_reset(scratch);
     mm_json_space(&r);
-    int rc = lua_checkstack(L, 3) ? mm_json_read_value(L, &r, 0) : MM_JSON_FALLBACK;
+    int rc = mm_json_read_value(L, &r, 0);
     if (rc == MM_JSON_OK) {
         mm_json_space(&r);
         if (r.i != r.n) rc = MM_JSON_FALLBACK;
     }
-    if (rc != MM_JSON_OK) lua_settop(L, top);
+    if (rc != MM_JSON_OK) {
+        lua_settop(L, top);
+    } else if (strings != NULL) {
+        lua_remove(L, r.strings_index);   // the value stays, the cache's table goes
+    }
     return rc;
 }
 

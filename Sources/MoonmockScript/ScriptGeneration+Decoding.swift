@@ -11,7 +11,7 @@ extension ScriptGeneration {
         // The C decoder takes unambiguous bodies; anything else (and every invalid body) is the
         // Swift decoder's below.
         let decoded = bytes.withUnsafeBufferPointer { b in
-            b.withMemoryRebound(to: CChar.self) { mm_json_decode(stack.L, $0.baseAddress, $0.count, refs.array, jsonBuffer) }
+            b.withMemoryRebound(to: CChar.self) { mm_json_decode(stack.L, $0.baseAddress, $0.count, refs.array, jsonBuffer, refs.jsonStrings, jsonStrings) }
         }
         if decoded == MM_JSON_OK { return true }
         return pushDecodedJSONInSwift(bytes, stack)

@@ -30,6 +30,8 @@ extension ScriptGeneration {
             s.setField(H, name)
         }
         installRequestMetatable()
+        s.newTable(array: MM_JSON_CACHE_SLOTS)
+        refs.jsonStrings = luaL_ref(L, registry)
 
         vm.setFunction("register", in: H) { [unowned self] stack in try self.hostRegister(stack) }
         vm.setFunction("bundle", in: H) { [unowned self] stack in try self.hostBundle(stack) }

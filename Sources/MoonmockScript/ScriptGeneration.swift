@@ -59,6 +59,13 @@ public final class ScriptGeneration: @unchecked Sendable {
         b.initialize(to: mm_buf(data: nil, len: 0, cap: 0))
         return b
     }()
+    /// The C JSON decoder's cache of short strings (keys, operation names) for this VM; the
+    /// strings themselves are in the registry table `refs.jsonStrings`.
+    let jsonStrings: UnsafeMutablePointer<mm_json_strings> = {
+        let c = UnsafeMutablePointer<mm_json_strings>.allocate(capacity: 1)
+        c.initialize(to: mm_json_strings())
+        return c
+    }()
 
     /// Counters behind `mock.sequence`, by sequence id.
     final class SequenceCounters: Sendable {
@@ -78,6 +85,7 @@ public final class ScriptGeneration: @unchecked Sendable {
         var array: Int32 = 0
         var matcher: Int32 = 0
         var requestMeta: Int32 = 0
+        var jsonStrings: Int32 = 0
         var stringFind: Int32 = 0
     }
 
@@ -92,6 +100,7 @@ public final class ScriptGeneration: @unchecked Sendable {
     deinit {
         mm_buf_free(jsonBuffer)
         jsonBuffer.deallocate()
+        jsonStrings.deallocate()
     }
 
     /// Loads the script at `file`. Errors name `file:line`.

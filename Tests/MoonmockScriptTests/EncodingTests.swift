@@ -172,7 +172,8 @@ struct DecodingDifferentialTests {
                 #expect(stack.top == base + (swiftOK ? 1 : 0), "\(text)")
                 if swiftOK { validForSwift += 1 }
                 let cOK = body.withUnsafeBufferPointer { b in
-                    b.withMemoryRebound(to: CChar.self) { mm_json_decode(L, $0.baseAddress, $0.count, generation.refs.array, generation.jsonBuffer) }
+                    b.withMemoryRebound(to: CChar.self) { mm_json_decode(L, $0.baseAddress, $0.count, generation.refs.array, generation.jsonBuffer,
+                                                              generation.refs.jsonStrings, generation.jsonStrings) }
                 } == MM_JSON_OK
                 #expect(stack.top == base + (swiftOK ? 1 : 0) + (cOK ? 1 : 0), "\(text)")
                 if cOK {
