@@ -84,7 +84,8 @@ extension ScriptGeneration {
     /// `req.params`: a route's captures by name.
     private func pushParams(_ captures: RouteCaptures, _ stack: LuaStack) {
         stack.newTable(hash: Int32(captures.count))
-        captures.forEach { k, v in stack.push(v); stack.setField(-2, k) }
+        // Key, then value, then a raw set: no rotation into place (the table is new: no metatable).
+        captures.forEach { k, v in stack.push(k); stack.push(v); lua_rawset(stack.L, -3) }
     }
 
     /// `__index` of request tables: the lazily computed fields.
