@@ -281,22 +281,10 @@ struct RequestHead {
         return byte < 128 && table.utf8Start[Int(byte)] == 0x31
     }
 
-    /// Whether bytes `start..<end` hold a CR or a NUL; eight bytes at a time.
+    /// Whether bytes `start..<end` hold a CR or a NUL.
     @inline(__always)
     private static func hasCROrNUL(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        var i = start
-        while end - i >= 8 {
-            let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-            let crs = word ^ 0x0D0D_0D0D_0D0D_0D0D
-            if ((word &- ones) & ~word | (crs &- ones) & ~crs) & highs != 0 { break }
-            i += 8
-        }
-        while i < end {
-            if base[i] == cr || base[i] == 0 { return true }
-            i += 1
-        }
-        return false
+        ByteScan.firstIndex(of: cr, or: 0, in: base, start, end) < end
     }
     @inline(__always)
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }

@@ -161,17 +161,8 @@ struct HeadWriter {
     mutating func writeSanitized(_ text: String) {
         text.withUTF8Bytes { bytes in
             guard let start = bytes.baseAddress else { return }
-            // Eight bytes at a time while there is no CR or LF: then the text is copied whole.
-            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-            var i = 0
-            while bytes.count - i >= 8 {
-                let word = UnsafeRawPointer(start + i).loadUnaligned(as: UInt64.self)
-                let crs = word ^ 0x0D0D_0D0D_0D0D_0D0D, lfs = word ^ 0x0A0A_0A0A_0A0A_0A0A
-                if ((crs &- ones) & ~crs | (lfs &- ones) & ~lfs) & highs != 0 { break }
-                i += 8
-            }
-            while i < bytes.count && start[i] != 0x0D && start[i] != 0x0A { i += 1 }
-            if i == bytes.count { return write(bytes) }
+            // Without a CR or LF (nearly always) the text is copied whole.
+            if ByteScan.firstIndex(of: 0x0D, or: 0x0A, in: start, 0, bytes.count) == bytes.count { return write(bytes) }
             for i in 0..<bytes.count {
                 let byte = start[i]
                 if byte != 0x0D && byte != 0x0A { base[count] = byte; count += 1 }
