@@ -63,10 +63,10 @@ extension ScriptGeneration {
         // Room for the fields set here and the two or so a handler reads (cached on first read).
         stack.newTable(hash: 4)
         let t = stack.top
-        // method, path and id come from __index too: most handlers read none of them, and each
-        // set field costs a string lookup and a table insert (lua_setfield with a constant C
-        // string hits Lua's string cache, keyed by the pointer; the table has no metatable yet,
-        // so the sets below are raw).
+        // method, path and id come from __index, like the other lazy fields: most handlers read
+        // none of them, and each field set here costs a string lookup and a table insert.
+        // (The sets below are raw: the table has no metatable yet. lua_setfield with a constant
+        // C string hits Lua's string cache, keyed by the pointer.)
         // A route without captures gets its (empty) params table from __index if it asks.
         if context.captures.count > 0 {
             pushParams(context.captures, stack)
