@@ -23,7 +23,9 @@ let package = Package(
         ),
         // Headers only (epoll, eventfd, TCP options) for the server's own HTTP/1.1 layer.
         .systemLibrary(name: "CLinuxIO"),
-        .target(name: "LuaBridge", dependencies: ["CLua"]),
+        // The thread that arms a Lua call's instruction budget once the call runs long.
+        .target(name: "CWatchdog"),
+        .target(name: "LuaBridge", dependencies: ["CLua", "CWatchdog"]),
         .target(name: "MoonmockCore"),
         .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
         .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript"]),

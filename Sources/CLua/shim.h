@@ -29,6 +29,8 @@ typedef struct mm_alloc_state {
     int enforcing;
     int over_limit;    // set when an allocation was refused, for a precise error message
     int budget_hit;    // set when the instruction budget ran out
+    int budget;        // the instruction budget of the call in progress (0: none)
+    long long budget_left;   // what is left of it, counted by the hook
     void *free_lists[MM_POOL_CLASSES];
     void *slabs;       // singly linked through each slab's first word
     char *bump;        // the unused tail of the newest slab
@@ -210,21 +212,93 @@ static inline int mm_traceback(lua_State *L) {
     return 1;
 }
 
-// The count hook that enforces the instruction budget. Once it fires it re-arms itself to fire
-// on every instruction, so a script that catches the error with pcall cannot keep running.
+// The instruction budget of a call is shared by the states it runs in (its main state and any
+// coroutines): each hooked state calls the hook every MM_BUDGET_PERIOD instructions, and the
+// hook takes that many from the call's budget. Once the budget is gone, the hook raises an
+// error at every instruction of every hooked state, and arms the main state likewise, so a
+// script that catches the error (pcall, coroutine.resume) cannot keep running.
+#define MM_BUDGET_PERIOD 1000
+
 static inline void mm_budget_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
     void *ud = NULL;
     lua_getallocf(L, &ud);
-    ((mm_alloc_state *)ud)->budget_hit = 1;
+    mm_alloc_state *s = (mm_alloc_state *)ud;
+    if (s->budget == 0) {   // a coroutine counted in an earlier call, resumed in one without a budget
+        lua_sethook(L, NULL, 0, 0);
+        return;
+    }
+    if (!s->budget_hit) {
+        int period = lua_gethookcount(L);
+        s->budget_left -= period;
+        if (s->budget_left > 0) {
+            if (period != MM_BUDGET_PERIOD) lua_sethook(L, mm_budget_hook, LUA_MASKCOUNT, MM_BUDGET_PERIOD);
+            return;
+        }
+        s->budget_hit = 1;
+        lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+        lua_State *main = lua_tothread(L, -1);
+        lua_pop(L, 1);
+        if (main != NULL && main != L) lua_sethook(main, mm_budget_hook, LUA_MASKCOUNT, 1);
+    }
     lua_sethook(L, mm_budget_hook, LUA_MASKCOUNT, 1);
     luaL_error(L, "instruction budget exceeded (runaway script stopped)");
 }
 
-// lua_sethook with our hook; count 0 removes it.
+// Starts a call's budget of `count` instructions (0: none) in the allocator state.
+static inline void mm_budget_start(mm_alloc_state *s, int count) {
+    s->budget = count;
+    s->budget_left = count;
+    s->budget_hit = 0;
+}
+
+// Counts L's instructions against the budget (count > 0), or stops counting them (count 0).
 static inline void mm_set_budget(lua_State *L, int count) {
-    if (count > 0) lua_sethook(L, mm_budget_hook, LUA_MASKCOUNT, count);
+    if (count > 0) lua_sethook(L, mm_budget_hook, LUA_MASKCOUNT, count < MM_BUDGET_PERIOD ? count : MM_BUDGET_PERIOD);
     else lua_sethook(L, NULL, 0, 0);
+}
+
+// The watchdog's arming callback (CWatchdog), in its signal handler: a C function pointer
+// with an untyped state, and lua_sethook is safe to call from a signal handler. The budget
+// counts from here (its start was uncounted).
+static void mm_budget_arm(void *L, int count) {
+    lua_sethook((lua_State *)L, mm_budget_hook, LUA_MASKCOUNT, count < MM_BUDGET_PERIOD ? count : MM_BUDGET_PERIOD);
+}
+
+// coroutine.create and coroutine.wrap, each over the original (upvalue 1). A coroutine is a
+// Lua state of its own, which the watchdog cannot arm (it arms the state the call started
+// in), so a coroutine made during a call with a budget is counted from its first
+// instruction. One made while the creating state is counted is already (lua_newthread copies
+// the hook); one kept from an earlier call counts against the budget of the call resuming it.
+static inline int mm_coroutine_counted(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_settop(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, 1, 1);
+    lua_State *co = lua_tothread(L, -1);
+    if (co == NULL && lua_getupvalue(L, -1, 1) != NULL) {   // wrap's function holds its state
+        co = lua_tothread(L, -1);
+        lua_pop(L, 1);
+    }
+    void *ud = NULL;
+    lua_getallocf(L, &ud);
+    int budget = ((mm_alloc_state *)ud)->budget;
+    if (co != NULL && budget > 0 && lua_gethookmask(co) == 0) mm_set_budget(co, budget);
+    return 1;
+}
+
+// Puts mm_coroutine_counted in front of coroutine.create and coroutine.wrap.
+static inline void mm_count_coroutines(lua_State *L) {
+    static const char *const names[] = { "create", "wrap" };
+    if (lua_getglobal(L, "coroutine") == LUA_TTABLE) {
+        for (int i = 0; i < 2; i++) {
+            lua_getfield(L, -1, names[i]);
+            lua_pushcclosure(L, mm_coroutine_counted, 1);
+            lua_setfield(L, -2, names[i]);
+        }
+    }
+    lua_pop(L, 1);
 }
 
 // lua_pcall is a macro over lua_pcallk.

@@ -1,4 +1,5 @@
 import CLua
+import CWatchdog
 
 /// Owns one Lua 5.4 state: its allocator with a memory ceiling, an instruction budget per
 /// call, a sandboxed global table and the Swift functions exposed to it.
@@ -28,6 +29,9 @@ public final class LuaVM {
     let allocState: UnsafeMutablePointer<mm_alloc_state>
     var hostFunctions: [HostFunction] = []
     private var calling = false
+    /// The watchdog's slot for this VM; `nil` when every call counts its instructions from the
+    /// start (the watchdog cannot run in this process, or a test asked for it).
+    var watchSlot: OpaquePointer?
 
     /// Creates a VM with the standard libraries; when `sandboxed`, the dangerous parts are
     /// removed: `io`, `debug`, `package`, `dofile`, `loadfile`, `os.execute` and the other
@@ -46,13 +50,23 @@ public final class LuaVM {
         allocState.pointee.limit = limits.memoryBytes > 0 ? size_t(limits.memoryBytes) : 0
         mm_extraspace(L).pointee = Unmanaged.passUnretained(self).toOpaque()
         mm_openlibs(L)
+        mm_count_coroutines(L)
         mm_gc_generational(L)
+        watchSlot = mm_watch_register(UnsafeMutableRawPointer(L), mm_budget_arm)
         try installSandbox()
     }
 
     deinit {
+        if let watchSlot { mm_watch_unregister(watchSlot) }
         lua_close(state)
         mm_alloc_state_destroy(allocState)
+    }
+
+    /// Leaves the watchdog: from now on every call counts its instructions from the start.
+    /// For tests of that path, which is what runs when the watchdog cannot.
+    func countEveryInstruction() {
+        if let watchSlot { mm_watch_unregister(watchSlot) }
+        watchSlot = nil
     }
 
     /// The Lua release this VM runs, e.g. `"Lua 5.4.4"`.
@@ -93,11 +107,24 @@ public final class LuaVM {
         mm_insert(L, base)
         calling = true
         allocState.pointee.over_limit = 0
-        allocState.pointee.budget_hit = 0
         allocState.pointee.enforcing = limits.memoryBytes > 0 ? 1 : 0
-        mm_set_budget(L, Int32(clamping: limits.instructions))
-        let rc = mm_pcall(L, arguments, results, base)
-        mm_set_budget(L, 0)
+        let budget = Int32(clamping: limits.instructions)
+        mm_budget_start(allocState, budget)
+        let rc: Int32
+        if budget > 0, let watchSlot {
+            // Uncounted until the watchdog sees the call still running a tick later; it then
+            // arms the count hook from a signal handler on this thread. Disarmed afterwards,
+            // also when the signal came just as the call ended.
+            mm_watch_begin(watchSlot, budget)
+            rc = mm_pcall(L, arguments, results, base)
+            mm_watch_end(watchSlot)
+            if lua_gethookmask(L) != 0 { mm_set_budget(L, 0) }
+        } else {
+            mm_set_budget(L, budget)
+            rc = mm_pcall(L, arguments, results, base)
+            mm_set_budget(L, 0)
+        }
+        allocState.pointee.budget = 0
         allocState.pointee.enforcing = 0
         calling = false
         mm_remove(L, base)

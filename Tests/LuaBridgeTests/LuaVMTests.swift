@@ -72,7 +72,7 @@ struct LuaVMTests {
         #expect(try vm.evaluate("return 1") == [.integer(1)])
     }
 
-    @Test("an infinite loop is stopped by the instruction budget, even inside pcall")
+    @Test("an infinite loop is stopped by the instruction budget, even inside pcall", .timeLimit(.minutes(1)))
     func runawayLoop() throws {
         let vm = try LuaVM(limits: LuaLimits(instructions: 1_000_000, memoryBytes: 0))
         let started = Date()
@@ -84,6 +84,54 @@ struct LuaVMTests {
         #expect(caught?.isBudgetError == true)
         #expect(Date().timeIntervalSince(started) < 5)
         #expect(try vm.evaluate("return 'still here'") == [.text("still here")])
+    }
+
+    @Test("a short call runs without the count hook; one that runs long gets it, and the next call starts without it", .timeLimit(.minutes(1)))
+    func budgetArmedByWatchdog() throws {
+        let vm = try LuaVM(limits: LuaLimits(instructions: 50_000_000, memoryBytes: 0), sandboxed: false)
+        #expect(vm.watchSlot != nil)
+        #expect(try vm.evaluate("return debug.gethook()") == [.nil])
+        // Spins until the watchdog arms the hook (a tick or two), then reports how long that took.
+        let armed = try vm.evaluate("""
+            local started = os.clock()
+            while debug.gethook() == nil do
+              if os.clock() - started > 3 then return 'never armed' end
+            end
+            return 'armed'
+            """)
+        #expect(armed == [.text("armed")])
+        #expect(try vm.evaluate("return debug.gethook()") == [.nil])
+    }
+
+    @Test("without the watchdog, every call counts from its first instruction and a runaway still stops", .timeLimit(.minutes(1)))
+    func budgetWithoutWatchdog() throws {
+        let vm = try LuaVM(limits: LuaLimits(instructions: 1_000_000, memoryBytes: 0), sandboxed: false)
+        vm.countEveryInstruction()
+        #expect(try vm.evaluate("return debug.gethook() ~= nil") == [.boolean(true)])
+        let error = #expect(throws: LuaError.self) { try vm.evaluate("while true do end") }
+        #expect(error?.isBudgetError == true)
+        #expect(try vm.evaluate("return 'still here'") == [.text("still here")])
+    }
+
+    @Test("a runaway inside a coroutine is stopped, from coroutine.wrap and from coroutine.resume", .timeLimit(.minutes(1)))
+    func runawayCoroutine() throws {
+        let vm = try LuaVM(limits: LuaLimits(instructions: 1_000_000, memoryBytes: 0))
+        let started = Date()
+        let wrapped = #expect(throws: LuaError.self) {
+            try vm.evaluate("coroutine.wrap(function() while true do end end)()")
+        }
+        #expect(wrapped?.isBudgetError == true)
+        let resumed = try vm.evaluate("return coroutine.resume(coroutine.create(function() while true do end end))")
+        #expect(resumed == [.boolean(false), .text("instruction budget exceeded (runaway script stopped)")])
+        // The caller keeps making runaways and swallowing their errors: it is stopped itself.
+        let looping = #expect(throws: LuaError.self) {
+            try vm.evaluate("while true do coroutine.resume(coroutine.create(function() while true do end end)) end")
+        }
+        #expect(looping?.isBudgetError == true)
+        #expect(try vm.evaluate("return coroutine.wrap(function(a) coroutine.yield(a + 1) end)(41)") == [.integer(42)])
+        #expect(Date().timeIntervalSince(started) < 10)
+        let badArgument = #expect(throws: LuaError.self) { try vm.evaluate("coroutine.create(42)") }
+        #expect(badArgument?.message.contains("bad argument #1") == true)
     }
 
     @Test("a memory bomb hits the ceiling and the VM recovers")
