@@ -79,13 +79,17 @@ static inline int mm_json_int(mm_buf *b, lua_Integer v) {
     return 1;
 }
 
-/// Whether any byte of `w` is a quote, a backslash or a control byte (below 0x20): the bytes
-/// that end a run of plain string text. Bytes after a match may be flagged too (borrows).
-static inline int mm_json_word_stops(uint64_t w) {
+/// The high bit of each byte of `w` that is a quote, a backslash or a control byte (below 0x20):
+/// the bytes that end a run of plain string text. Bytes above a match may be flagged too
+/// (borrows), so the lowest flag is exact, and on a little-endian machine it is the first byte.
+static inline uint64_t mm_json_word_stop_bits(uint64_t w) {
     const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
     uint64_t quote = w ^ 0x2222222222222222ULL, slash = w ^ 0x5C5C5C5C5C5C5C5CULL;
-    return (((quote - ones) & ~quote) | ((slash - ones) & ~slash) | ((w - 0x2020202020202020ULL) & ~w)) & highs ? 1 : 0;
+    return (((quote - ones) & ~quote) | ((slash - ones) & ~slash) | ((w - 0x2020202020202020ULL) & ~w)) & highs;
 }
+
+/// Whether any byte of `w` ends a run of plain string text (see mm_json_word_stop_bits).
+static inline int mm_json_word_stops(uint64_t w) { return mm_json_word_stop_bits(w) != 0; }
 
 /// A string is taken when every byte is printable ASCII other than `"` and `\`.
 static inline int mm_json_plain(const char *s, size_t n) {
@@ -282,6 +286,13 @@ static inline int mm_json_encode(lua_State *L, int idx, int resp_ref, int array_
 /// `len[k]` and `text[k]` are the bytes the slot holds (compared before a slot is used).
 #define MM_JSON_CACHE_SLOTS 64
 #define MM_JSON_CACHE_BYTES 24
+/// Longer strings (a GraphQL query above all, sent alike with every request of an operation)
+/// have slots of their own after those, at index MM_JSON_CACHE_SLOTS + k + 1, compared with the
+/// Lua string they hold. A Lua string is immutable, so handing out the same one is invisible.
+/// Up to MM_JSON_LONG_BYTES each, so the cache pins little memory.
+#define MM_JSON_LONG_SLOTS 8
+#define MM_JSON_LONG_BYTES 16384
+#define MM_JSON_CACHE_TABLE_SIZE (MM_JSON_CACHE_SLOTS + MM_JSON_LONG_SLOTS)
 typedef struct mm_json_strings {
     unsigned char len[MM_JSON_CACHE_SLOTS];   // 0: empty (the empty string is never cached)
     char text[MM_JSON_CACHE_SLOTS][MM_JSON_CACHE_BYTES];
@@ -301,7 +312,19 @@ typedef struct mm_json_reader {
 /// Uses one stack slot beyond the string for a moment (to store a new one in the table).
 static inline void mm_json_push_string(lua_State *L, mm_json_reader *r, const char *p, size_t n) {
     mm_json_strings *c = r->strings;
-    if (c == NULL || n == 0 || n > MM_JSON_CACHE_BYTES) { lua_pushlstring(L, p, n); return; }
+    if (c == NULL || n == 0 || n > MM_JSON_LONG_BYTES) { lua_pushlstring(L, p, n); return; }
+    if (n > MM_JSON_CACHE_BYTES) {
+        unsigned k = (unsigned)(n * 7u + (unsigned char)p[n / 2] * 3u + (unsigned char)p[n - 1]) & (MM_JSON_LONG_SLOTS - 1);
+        lua_Integer slot = MM_JSON_CACHE_SLOTS + (lua_Integer)k + 1;
+        size_t held = 0;
+        const char *text = lua_rawgeti(L, r->strings_index, slot) == LUA_TSTRING ? lua_tolstring(L, -1, &held) : NULL;
+        if (text != NULL && held == n && memcmp(text, p, n) == 0) return;
+        lua_pop(L, 1);
+        lua_pushlstring(L, p, n);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, r->strings_index, slot);
+        return;
+    }
     unsigned slot = (unsigned)(n * 131u + (unsigned char)p[0] * 31u + (unsigned char)p[n - 1]) & (MM_JSON_CACHE_SLOTS - 1);
     if (c->len[slot] == n && memcmp(c->text[slot], p, n) == 0) {
         lua_rawgeti(L, r->strings_index, (lua_Integer)slot + 1);
@@ -326,11 +349,18 @@ static inline void mm_json_space(mm_json_reader *r) {
 static int mm_json_read_string(lua_State *L, mm_json_reader *r) {
     const unsigned char *s = r->s;
     size_t start = r->i + 1, i = start, n = r->n;
-    // Plain text eight bytes at a time (a query string is most of a GraphQL body), then by byte.
+    // Plain text eight bytes at a time (a query string is most of a GraphQL body); the word
+    // that holds a stop goes straight to its first one. The last few bytes go by byte.
     while (n - i >= 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
-        if (mm_json_word_stops(w)) break;
+        uint64_t stops = mm_json_word_stop_bits(w);
+        if (stops != 0) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            i += (size_t)__builtin_ctzll(stops) / 8;
+#endif
+            break;
+        }
         i += 8;
     }
     while (i < n) {

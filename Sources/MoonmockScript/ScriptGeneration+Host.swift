@@ -30,7 +30,7 @@ extension ScriptGeneration {
             s.setField(H, name)
         }
         installRequestMetatable()
-        s.newTable(array: MM_JSON_CACHE_SLOTS)
+        s.newTable(array: MM_JSON_CACHE_TABLE_SIZE)
         refs.jsonStrings = luaL_ref(L, registry)
 
         vm.setFunction("register", in: H) { [unowned self] stack in try self.hostRegister(stack) }

@@ -128,7 +128,10 @@ struct DecodingDifferentialTests {
                        "\"raw\u{7}ctl\"", "\"bad\\q\"", "\"unterminated",
                        // Past eight bytes (scanned a word at a time): the odd byte early, late and at the end.
                        #""a plain string longer than a word""#, #""eight by\"tes then a quote""#, #""0123456789abcde\\""#,
-                       "\"sixteen bytes ok\u{1}then a control\"", "\"non-ASCII after a word: caf\u{e9}\""]
+                       "\"sixteen bytes ok\u{1}then a control\"", "\"non-ASCII after a word: caf\u{e9}\"",
+                       // Longer than the short-string cache's 24 bytes, and alike in length, middle and last byte
+                       // (so in the same slot of the long-string cache): each must come back as itself.
+                       #""query GetUser { user { id name } }""#, #""quxry GetUser { user { id name } }""#]
         let spaces = ["", " ", "\n", "\t ", "\r\n"]
         func value(_ depth: Int) -> String {
             switch rand(depth > 3 ? 6 : 8) {
