@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CWatchdog.h"
 
+#if defined(__linux__)
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -177,3 +179,14 @@ void mm_watch_end(mm_watch_slot *slot) {
 }
 
 int mm_watch_grace_ms(void) { return 2 * MM_WATCH_TICK_MS; }
+
+#else
+
+// Elsewhere (no tgkill): no watchdog, and every call counts its instructions itself.
+mm_watch_slot *mm_watch_register(void *state, mm_watch_arm_fn arm) { (void)state; (void)arm; return 0; }
+void mm_watch_unregister(mm_watch_slot *slot) { (void)slot; }
+void mm_watch_begin(mm_watch_slot *slot, int budget) { (void)slot; (void)budget; }
+void mm_watch_end(mm_watch_slot *slot) { (void)slot; }
+int mm_watch_grace_ms(void) { return 0; }
+
+#endif
