@@ -356,6 +356,15 @@ struct HTTP1Tests {
             #expect(verdict("GET / HTTP/1.1\r\nX\(bad)Y: v\r\n\r\n") == 400, "header name with \(bad)")
             #expect(verdict("G\(bad)T / HTTP/1.1\r\n\r\n") == 400, "method with \(bad)")
         }
+        // Common names spelled exactly skip the byte check; a name of the same length with one
+        // byte off, a space before the colon or no colon at all is still refused.
+        for bad in ["Ho@t: v", "Host : v", "Host", "Content-Type", "Content(Type: v", "Cookie\u{01}: v", ": v"] {
+            #expect(verdict("GET / HTTP/1.1\r\n\(bad)\r\n\r\n") == 400, "\(bad)")
+        }
+        guard case .complete(let literal, _) = Array("GET / HTTP/1.1\r\nHost: a:b\r\nAuthorization: x\r\nhost: c\r\n\r\n".utf8)
+            .withUnsafeBytes({ RequestHead.parse($0, limit: 1024) }) else { Issue.record("literal names"); return }
+        #expect(literal.host == "a:b" && literal.headers["authorization"] == "x")
+        #expect(literal.headers.fields.map(\.name) == ["Host", "Authorization", "host"])
         // Names are matched eight bytes at a time, case folded: look-alikes are other fields.
         func declaredLength(_ field: String) -> Int? {
             guard case .complete(let head, _) = Array("POST / HTTP/1.1\r\n\(field)\r\n\r\n".utf8)

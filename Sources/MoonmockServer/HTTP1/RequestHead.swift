@@ -113,15 +113,15 @@ struct RequestHead {
             if base[line.start] == space || base[line.start] == tab {
                 return .invalid(status: 400, message: "obsolete line folding in the header section")
             }
-            // The name and the colon in one pass: every byte up to the colon must be a tchar.
-            var colon = line.start
-            while colon < line.end {
-                let byte = base[colon]
-                if byte == colonByte { break }
-                guard isToken(byte) else {
+            // The colon, then the name before it: a common name spelled exactly is a literal (and
+            // all tchars); any other name is checked byte by byte.
+            let found = memchr(base + line.start, Int32(colonByte), line.end - line.start)
+            let colon = found.map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? line.end
+            let literalName = commonName(base, line.start, colon)
+            if literalName == nil {
+                for i in line.start..<colon where !isToken(base[i]) {
                     return .invalid(status: 400, message: "malformed header field name")
                 }
-                colon += 1
             }
             guard colon > line.start, colon < line.end else { return .invalid(status: 400, message: "malformed header field") }
             var valueStart = colon + 1, valueEnd = line.end
@@ -177,7 +177,7 @@ struct RequestHead {
             } else {
                 fieldValue = common(base, valueStart, valueEnd)
             }
-            headers.add(common(base, line.start, colon), fieldValue)
+            headers.add(literalName ?? string(base, line.start, colon), fieldValue)
         }
         if transferEncoding && contentLength != nil {
             return .invalid(status: 400, message: "both Content-Length and Transfer-Encoding")
@@ -203,26 +203,40 @@ struct RequestHead {
         String(decoding: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self)
     }
 
-    /// `string`, except that names and values found in most requests come back as literals: a
-    /// literal needs no UTF-8 check and, past 15 bytes, no allocation.
+    /// `string`, except that methods and values found in most requests come back as literals:
+    /// a literal needs no UTF-8 check and, past 15 bytes, no allocation.
     @inline(__always)
     private static func common(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String {
         let p = base + start
         switch end - start {
         case 3 where spells(p, "GET"): return "GET"
         case 3 where spells(p, "*/*"): return "*/*"
-        case 4 where spells(p, "Host"): return "Host"
         case 4 where spells(p, "POST"): return "POST"
         case 5 where spells(p, "close"): return "close"
-        case 6 where spells(p, "Accept"): return "Accept"
-        case 10 where spells(p, "User-Agent"): return "User-Agent"
-        case 10 where spells(p, "Connection"): return "Connection"
         case 10 where spells(p, "keep-alive"): return "keep-alive"
-        case 12 where spells(p, "Content-Type"): return "Content-Type"
-        case 14 where spells(p, "Content-Length"): return "Content-Length"
-        case 15 where spells(p, "Accept-Encoding"): return "Accept-Encoding"
         case 16 where spells(p, "application/json"): return "application/json"
         default: return string(base, start, end)
+        }
+    }
+
+    /// The header names found in most requests, as literals when spelled exactly so (names
+    /// keep the case they came in); `nil` for any other name, whose bytes are then checked.
+    @inline(__always)
+    private static func commonName(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String? {
+        let p = base + start
+        switch end - start {
+        case 4 where spells(p, "Host"): return "Host"
+        case 6 where spells(p, "Accept"): return "Accept"
+        case 6 where spells(p, "Cookie"): return "Cookie"
+        case 6 where spells(p, "Origin"): return "Origin"
+        case 10 where spells(p, "User-Agent"): return "User-Agent"
+        case 10 where spells(p, "Connection"): return "Connection"
+        case 12 where spells(p, "Content-Type"): return "Content-Type"
+        case 13 where spells(p, "Authorization"): return "Authorization"
+        case 14 where spells(p, "Content-Length"): return "Content-Length"
+        case 15 where spells(p, "Accept-Encoding"): return "Accept-Encoding"
+        case 15 where spells(p, "Accept-Language"): return "Accept-Language"
+        default: return nil
         }
     }
 
