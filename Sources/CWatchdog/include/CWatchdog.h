@@ -10,6 +10,10 @@
 // handler), and the budget counts from there.
 //
 // The thread parks when no call has run for half a second, and the next call wakes it.
+//
+// Limits: a child of fork() that uses its VMs without exec has no watchdog thread (calls there
+// are never armed); and a SIGURG handler the host installs after the first registration takes
+// the signal from us (one installed before is seen, and the watchdog then declines).
 
 #include <stdint.h>
 
