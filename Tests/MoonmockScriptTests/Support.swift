@@ -1,6 +1,7 @@
 import Foundation
 import LuaBridge
 import MoonmockCore
+import Testing
 @testable import MoonmockScript
 
 /// A temporary folder holding a script and its fixtures, removed on deinit.
@@ -49,6 +50,24 @@ extension Engine {
     func send(_ method: String, _ url: String, headers: HTTPHeaders = HTTPHeaders(), body: String = "") -> Exchange {
         let full = url.hasPrefix("/") ? "http://localhost" + url : url
         return handle(MockRequest(method: method, url: full, headers: headers, body: Array(body.utf8)))
+    }
+
+    /// `send` on a thread of its own, waiting at most `seconds`: a handler that is never
+    /// stopped fails the test instead of hanging the run. `nil` after a timeout (recorded); the
+    /// VM is still busy then, so the caller must not send again.
+    func sendBounded(_ method: String, _ url: String, within seconds: Double = 20,
+                     sourceLocation: SourceLocation = #_sourceLocation) -> Exchange? {
+        final class Outcome: @unchecked Sendable { var exchange: Exchange? }
+        let outcome = Outcome(), done = DispatchSemaphore(value: 0)
+        Thread {
+            outcome.exchange = self.send(method, url)
+            done.signal()
+        }.start()
+        guard done.wait(timeout: .now() + seconds) == .success else {
+            Issue.record("\(method) \(url) not answered within \(Int(seconds)) s", sourceLocation: sourceLocation)
+            return nil
+        }
+        return outcome.exchange
     }
 }
 
