@@ -261,9 +261,7 @@ static inline void mm_set_budget(lua_State *L, int count) {
 // The watchdog's arming callback (CWatchdog), in its signal handler: a C function pointer
 // with an untyped state, and lua_sethook is safe to call from a signal handler. The budget
 // counts from here (its start was uncounted).
-static void mm_budget_arm(void *L, int count) {
-    lua_sethook((lua_State *)L, mm_budget_hook, LUA_MASKCOUNT, count < MM_BUDGET_PERIOD ? count : MM_BUDGET_PERIOD);
-}
+static void mm_budget_arm(void *L, int count) { mm_set_budget((lua_State *)L, count); }
 
 // coroutine.create and coroutine.wrap, each over the original (upvalue 1). A coroutine is a
 // Lua state of its own, which the watchdog cannot arm (it arms the state the call started

@@ -89,7 +89,7 @@ struct LuaVMTests {
         let vm = try LuaVM(limits: LuaLimits(instructions: 50_000_000, memoryBytes: 0), sandboxed: false)
         #expect(vm.watchSlot != nil)
         #expect(try vm.evaluate("return debug.gethook()") == [.nil])
-        // Spins until the watchdog arms the hook (a tick or two), then reports how long that took.
+        // Spins until the watchdog arms the hook (a tick or two); gives up after 3 s of CPU.
         let armed = try vm.evaluate("""
             local started = os.clock()
             while debug.gethook() == nil do
