@@ -52,6 +52,13 @@ struct JSONValueTests {
         (#"[{"operationName":"Batch"}]"#, nil),
         (#"{"a":1,"operationName":"AfterNumber"}"#, "AfterNumber"),
         (#"{"a":true,"b":[],"operationName":"AfterLiterals"}"#, "AfterLiterals"),
+        // Strings are skimmed eight bytes at a time: escapes past the first word, a quote on the
+        // last byte of a word, an escaped quote in the value itself, an unterminated string.
+        (#"{"query":"0123456789abcdef\"}\\","operationName":"Long"}"#, "Long"),
+        (#"{"query":"01234567\"operationName\":\"Fake\"","operationName":"Real"}"#, "Real"),
+        (#"{"query":"0123456","operationName":"EndsOnWord","x":"\\"}"#, "EndsOnWord"),
+        (#"{"operationName":"0123456789abcdefghij\"k"}"#, "0123456789abcdefghij\"k"),
+        (#"{"query":"01234567890123456789"#, nil),
         ("not json", nil),
     ] as [(String, String?)])
     func skim(_ body: String, _ expected: String?) {
