@@ -4,17 +4,50 @@
 /// var h = HTTPHeaders([("Content-Type", "application/json")])
 /// h["content-type"]   // "application/json"
 /// ```
+///
+/// A server hands over a request's header section as it read it (``init(validatedLines:)``):
+/// one copy of the bytes, no string per name and value, and one block to free. A lookup reads
+/// those lines in place; iterating or changing the list makes the fields into strings first.
 public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
-    public private(set) var fields: [(name: String, value: String)]
+    private enum Backing {
+        case fields([(name: String, value: String)])
+        /// Header lines a server has checked: `name:value`, spaces or tabs around the value,
+        /// each ending in LF or CRLF; no empty line, no line folding, no CR or NUL in a value.
+        case lines([UInt8])
+    }
+    private var backing: Backing
 
     public init(_ fields: [(String, String)] = []) {
-        self.fields = fields.map { (name: $0.0, value: $0.1) }
+        backing = .fields(fields.map { (name: $0.0, value: $0.1) })
     }
 
     public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
 
+    /// A list over header lines a server has read and checked (see the type's description):
+    /// made into fields only when iterated or changed.
+    ///
+    /// ```swift
+    /// let h = HTTPHeaders(validatedLines: Array("Host: example.com\r\nAccept: */*\r\n".utf8))
+    /// h["accept"]   // "*/*"
+    /// ```
+    package init(validatedLines: [UInt8]) { backing = .lines(validatedLines) }
+
     /// `Content-Type: application/json`, built once: copies share its storage.
     public static let json: HTTPHeaders = ["Content-Type": "application/json"]
+
+    /// The fields in order.
+    public var fields: [(name: String, value: String)] {
+        switch backing {
+        case .fields(let fields): return fields
+        case .lines(let bytes): return Self.fields(of: bytes)
+        }
+    }
+
+    /// The lines the list was made from, while it is still those lines (the journal copies them whole).
+    package var validatedLines: [UInt8]? {
+        if case .lines(let bytes) = backing { return bytes }
+        return nil
+    }
 
     public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
         a.fields.elementsEqual(b.fields) { $0.name == $1.name && $0.value == $1.value }
@@ -23,12 +56,25 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// The first value for `name`, case-insensitively; setting replaces every field of that name.
     public subscript(name: String) -> String? {
         get {
-            for f in fields where f.name.equalsIgnoringASCIICase(name) { return f.value }
-            return nil
+            switch backing {
+            case .fields(let fields):
+                for f in fields where f.name.equalsIgnoringASCIICase(name) { return f.value }
+                return nil
+            case .lines(let bytes):
+                var found: String?
+                Self.walk(bytes) { n, v in
+                    guard Self.sameName(n, name) else { return false }
+                    found = String(decoding: v, as: UTF8.self)
+                    return true
+                }
+                return found
+            }
         }
         set {
+            var fields = self.fields
             fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
             if let newValue { fields.append((name: name, value: newValue)) }
+            backing = .fields(fields)
         }
     }
 
@@ -39,7 +85,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// Appends a field. The strings are taken over (`consuming`): a transport that builds them
     /// for this call hands them on without a retain and a release each.
-    public mutating func add(_ name: consuming String, _ value: consuming String) { fields.append((name: name, value: value)) }
+    public mutating func add(_ name: consuming String, _ value: consuming String) {
+        var fields = takeFields()
+        fields.append((name: name, value: value))
+        backing = .fields(fields)
+    }
 
     /// Reserves room for `count` fields (a transport that knows how many it will add).
     ///
@@ -47,15 +97,76 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// var headers = HTTPHeaders()
     /// headers.reserveCapacity(3)   // one allocation for the three fields that follow
     /// ```
-    public mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
+    public mutating func reserveCapacity(_ count: Int) {
+        var fields = takeFields()
+        fields.reserveCapacity(count)
+        backing = .fields(fields)
+    }
 
     /// Sets `name` unless a field of that name exists.
     public mutating func setDefault(_ name: String, _ value: String) {
         if self[name] == nil { add(name, value) }
     }
 
-    public var isEmpty: Bool { fields.isEmpty }
+    public var isEmpty: Bool {
+        switch backing {
+        case .fields(let fields): return fields.isEmpty
+        case .lines(let bytes): return bytes.isEmpty
+        }
+    }
+
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    /// The fields, leaving the list empty for a moment: appending to them then needs no copy.
+    private mutating func takeFields() -> [(name: String, value: String)] {
+        let fields = self.fields
+        backing = .fields([])
+        return fields
+    }
+
+    private static func fields(of lines: [UInt8]) -> [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = []
+        walk(lines) { n, v in
+            fields.append((name: String(decoding: n, as: UTF8.self), value: String(decoding: v, as: UTF8.self)))
+            return false
+        }
+        return fields
+    }
+
+    /// Each line's name and value bytes, in order, until `body` answers `true`.
+    private static func walk(_ lines: [UInt8], _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool) {
+        lines.withUnsafeBytes { all in
+            var start = 0
+            while start < all.count {
+                var end = start
+                while end < all.count && all[end] != 0x0A { end += 1 }
+                let next = end + 1
+                if end > start && all[end - 1] == 0x0D { end -= 1 }
+                var colon = start
+                while colon < end && all[colon] != 0x3A { colon += 1 }
+                var valueStart = colon + 1, valueEnd = end
+                while valueStart < valueEnd && (all[valueStart] == 0x20 || all[valueStart] == 0x09) { valueStart += 1 }
+                while valueEnd > valueStart && (all[valueEnd - 1] == 0x20 || all[valueEnd - 1] == 0x09) { valueEnd -= 1 }
+                if colon < end,
+                   body(UnsafeRawBufferPointer(rebasing: all[start..<colon]),
+                        UnsafeRawBufferPointer(rebasing: all[valueStart..<valueEnd])) {
+                    return
+                }
+                start = next
+            }
+        }
+    }
+
+    private static func sameName(_ bytes: UnsafeRawBufferPointer, _ name: String) -> Bool {
+        name.withUTF8Bytes { wanted in
+            guard bytes.count == wanted.count else { return false }
+            for i in 0..<bytes.count where bytes[i] != wanted[i] {
+                let x = bytes[i] | 0x20
+                if x != wanted[i] | 0x20 || x < 0x61 || x > 0x7A { return false }
+            }
+            return true
+        }
+    }
 }
 
 extension String {

@@ -21,6 +21,7 @@ struct JournalRecord: @unchecked Sendable {
         let sequence: UInt64
         let id: Int
         let port: Int?
+        /// The number of header fields recorded one by one, or -1: the header lines recorded whole.
         let headerCount: Int
         let timestamp: Double
         let status: Int
@@ -36,10 +37,14 @@ struct JournalRecord: @unchecked Sendable {
     /// Copies `r` (its body cut to ``Journal/maxBodyBytes``) and what came of it.
     static func make(_ r: MockRequest, sequence: UInt64, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
                      delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss]) -> JournalRecord {
-        let fields = r.headers.fields
+        // A server's header lines are copied as they are (one piece); other lists field by field.
+        let headers = r.headers
+        let lines = headers.validatedLines
+        let fields = lines == nil ? headers.fields : []
         let body = r.body.count > Journal.maxBodyBytes ? r.body[..<Journal.maxBodyBytes] : r.body[...]
-        // A 32-bit length before each of: method, scheme, host, target, every name and value, body.
-        var size = 4 * (5 + 2 * fields.count) + body.count
+        // A 32-bit length before each of: method, scheme, host, target, every name and value (or
+        // the lines), body.
+        var size = 4 * (5 + (lines == nil ? 2 * fields.count : 1)) + body.count + (lines?.count ?? 0)
         size += r.method.utf8.count + r.scheme.utf8.count + r.host.utf8.count + r.path.utf8.count
         if let q = r.rawQuery { size += 1 + q.utf8.count }
         // Read in place: iterating would copy (retain and release) every name and value.
@@ -47,7 +52,7 @@ struct JournalRecord: @unchecked Sendable {
             for i in f.indices { size += f[i].name.utf8.count + f[i].value.utf8.count }
         }
         let storage = ManagedBuffer<Head, UInt8>.create(minimumCapacity: size) { _ in
-            Head(sequence: sequence, id: r.id, port: r.port, headerCount: fields.count, timestamp: timestamp,
+            Head(sequence: sequence, id: r.id, port: r.port, headerCount: lines == nil ? fields.count : -1, timestamp: timestamp,
                  status: status, ruleID: ruleID, durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
                  fault: fault, logs: logs, error: error, nearMisses: nearMisses)
         }
@@ -57,10 +62,14 @@ struct JournalRecord: @unchecked Sendable {
             writer.put(r.scheme)
             writer.put(r.host)
             if let q = r.rawQuery { writer.put(r.path, "?", q) } else { writer.put(r.path) }
-            fields.withUnsafeBufferPointer { f in
-                for i in f.indices {
-                    writer.put(f[i].name)
-                    writer.put(f[i].value)
+            if let lines {
+                lines.withUnsafeBytes { writer.put($0) }
+            } else {
+                fields.withUnsafeBufferPointer { f in
+                    for i in f.indices {
+                        writer.put(f[i].name)
+                        writer.put(f[i].value)
+                    }
                 }
             }
             body.withUnsafeBufferPointer { writer.put(UnsafeRawBufferPointer($0)) }
@@ -77,12 +86,18 @@ struct JournalRecord: @unchecked Sendable {
         let request: MockRequest = storage.withUnsafeMutablePointerToElements { start in
             var reader = Reader(at: UnsafeRawPointer(start))
             let method = reader.string(), scheme = reader.string(), host = reader.string(), target = reader.string()
-            var fields: [(String, String)] = []
-            fields.reserveCapacity(h.headerCount)
-            for _ in 0..<h.headerCount { fields.append((reader.string(), reader.string())) }
+            let headers: HTTPHeaders
+            if h.headerCount < 0 {
+                headers = HTTPHeaders(validatedLines: reader.bytes())
+            } else {
+                var fields: [(String, String)] = []
+                fields.reserveCapacity(h.headerCount)
+                for _ in 0..<h.headerCount { fields.append((reader.string(), reader.string())) }
+                headers = HTTPHeaders(fields)
+            }
             let body = reader.bytes()
             var request = MockRequest(method: method, scheme: scheme, authority: h.port.map { host + ":\($0)" } ?? host,
-                                      target: target, headers: HTTPHeaders(fields), body: body)
+                                      target: target, headers: headers, body: body)
             request.id = h.id
             return request
         }

@@ -33,7 +33,9 @@ struct RuleDefaults: Sendable {
     func apply(to response: MockResponse, explicitStatus: Bool) -> MockResponse {
         var r = response
         if let status, !explicitStatus, r.fault == nil { r.status = status }
-        for field in headers where r.headers[field.name] == nil { r.headers.add(field.name, field.value) }
+        if !headers.isEmpty {   // (most rules have no default headers: no list made to walk)
+            for field in headers where r.headers[field.name] == nil { r.headers.add(field.name, field.value) }
+        }
         if r.delay == nil { r.delay = delay }
         return r
     }

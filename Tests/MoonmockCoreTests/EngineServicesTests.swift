@@ -52,10 +52,13 @@ struct EngineServicesTests {
                         body: Array(#"{"sku":"A1","note":"ünïcode"}"#.utf8)),
             MockRequest(method: "POST", scheme: "https", authority: "[::1]:8443", target: "/orders/8", headers: HTTPHeaders(), body: []),
             MockRequest(method: "GET", url: "/nope", headers: ["Host": "h.test"], body: big),
+            // A server's header lines, recorded whole.
+            MockRequest(method: "GET", scheme: "http", authority: "h.test", target: "/orders/9",
+                        headers: HTTPHeaders(validatedLines: Array("Host: h.test\r\nX-Trace:  a:b \r\naccept:*/*\n".utf8)), body: []),
         ]
         let exchanges = sent.map { engine.handle($0) }
         let entries = engine.journal.entries()
-        try #require(entries.count == 3)
+        try #require(entries.count == 4)
         for (entry, (request, exchange)) in zip(entries, zip(sent, exchanges)) {
             #expect(entry.id == exchange.request.id)
             #expect(entry.method == request.method && entry.url == request.url && entry.path == request.path)
@@ -69,6 +72,7 @@ struct EngineServicesTests {
         #expect(entries[1].request.host == "[::1]" && entries[1].request.port == 8443)
         #expect(entries[2].status == 404 && entries[2].nearMisses.first?.ruleID == "orders")
         #expect(entries[2].body.count == Journal.maxBodyBytes)
+        #expect(entries[3].headers.fields.map { "\($0.name)=\($0.value)" } == ["Host=h.test", "X-Trace=a:b", "accept=*/*"])
     }
 
     @Test("journal timestamps follow the wall clock, or the pinned clock when there is one")

@@ -65,14 +65,12 @@ struct RequestHead {
         }
         let lines = first
         var scan = first.next
-        var fieldCount = 0
         while true {
             guard let line = nextLine(base, from: scan, count: count) else {
                 return count - position > limit ? .invalid(status: 431, message: "header section larger than \(limit) bytes") : .incomplete
             }
             scan = line.next
             if line.end == line.start { break }
-            fieldCount += 1
         }
         if scan - position > limit { return .invalid(status: 431, message: "header section larger than \(limit) bytes") }
 
@@ -100,8 +98,6 @@ struct RequestHead {
         // The head's parts are locals until the end, then moved into it: a `RequestHead` built
         // early and filled in would be copied (a retain and a release per string) on return.
         let method = common(base, lineStart, sp1), target = recent.target(base, sp1 + 1, sp2)
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(fieldCount)
         var contentLength: Int?, host: String?
         var chunked = false, expectContinue = false
 
@@ -113,12 +109,11 @@ struct RequestHead {
             if base[line.start] == space || base[line.start] == tab {
                 return .invalid(status: 400, message: "obsolete line folding in the header section")
             }
-            // The colon, then the name before it: a common name spelled exactly is a literal (and
-            // all tchars); any other name is checked byte by byte.
+            // The colon, then the name before it: a common name spelled exactly is all tchars;
+            // any other name is checked byte by byte.
             let found = memchr(base + line.start, Int32(colonByte), line.end - line.start)
             let colon = found.map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? line.end
-            let literalName = commonName(base, line.start, colon)
-            if literalName == nil {
+            if !isCommonName(base, line.start, colon) {
                 for i in line.start..<colon where !isToken(base[i]) {
                     return .invalid(status: 400, message: "malformed header field name")
                 }
@@ -170,15 +165,11 @@ struct RequestHead {
             default:
                 break
             }
-            let fieldValue: String
-            if name.count == 4 && host == nil && nameEquals(name, "host") {
-                fieldValue = recent.host(base, valueStart, valueEnd)
-                host = fieldValue
-            } else {
-                fieldValue = common(base, valueStart, valueEnd)
-            }
-            headers.add(literalName ?? string(base, line.start, colon), fieldValue)
+            if name.count == 4 && host == nil && nameEquals(name, "host") { host = recent.host(base, valueStart, valueEnd) }
         }
+        // The fields are the checked lines themselves, copied once: names and values become
+        // strings only if something reads them (the journal copies the lines as they are).
+        let headers = HTTPHeaders(validatedLines: Array(UnsafeBufferPointer(start: base + lines.next, count: cursor - lines.next)))
         if transferEncoding && contentLength != nil {
             return .invalid(status: 400, message: "both Content-Length and Transfer-Encoding")
         }
@@ -203,40 +194,32 @@ struct RequestHead {
         String(decoding: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self)
     }
 
-    /// `string`, except that methods and values found in most requests come back as literals:
-    /// a literal needs no UTF-8 check and, past 15 bytes, no allocation.
+    /// `string`, except that the methods of most requests come back as literals: a literal
+    /// needs no UTF-8 check.
     @inline(__always)
     private static func common(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String {
         let p = base + start
         switch end - start {
         case 3 where spells(p, "GET"): return "GET"
-        case 3 where spells(p, "*/*"): return "*/*"
         case 4 where spells(p, "POST"): return "POST"
-        case 5 where spells(p, "close"): return "close"
-        case 10 where spells(p, "keep-alive"): return "keep-alive"
-        case 16 where spells(p, "application/json"): return "application/json"
         default: return string(base, start, end)
         }
     }
 
-    /// The header names found in most requests, as literals when spelled exactly so (names
-    /// keep the case they came in); `nil` for any other name, whose bytes are then checked.
+    /// Whether the name is one found in most requests, spelled exactly so: all tchars, so its
+    /// bytes need no check. Any other name (another spelling too) is checked byte by byte.
     @inline(__always)
-    private static func commonName(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String? {
+    private static func isCommonName(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
         let p = base + start
         switch end - start {
-        case 4 where spells(p, "Host"): return "Host"
-        case 6 where spells(p, "Accept"): return "Accept"
-        case 6 where spells(p, "Cookie"): return "Cookie"
-        case 6 where spells(p, "Origin"): return "Origin"
-        case 10 where spells(p, "User-Agent"): return "User-Agent"
-        case 10 where spells(p, "Connection"): return "Connection"
-        case 12 where spells(p, "Content-Type"): return "Content-Type"
-        case 13 where spells(p, "Authorization"): return "Authorization"
-        case 14 where spells(p, "Content-Length"): return "Content-Length"
-        case 15 where spells(p, "Accept-Encoding"): return "Accept-Encoding"
-        case 15 where spells(p, "Accept-Language"): return "Accept-Language"
-        default: return nil
+        case 4: return spells(p, "Host")
+        case 6: return spells(p, "Accept") || spells(p, "Cookie") || spells(p, "Origin")
+        case 10: return spells(p, "User-Agent") || spells(p, "Connection")
+        case 12: return spells(p, "Content-Type")
+        case 13: return spells(p, "Authorization")
+        case 14: return spells(p, "Content-Length")
+        case 15: return spells(p, "Accept-Encoding") || spells(p, "Accept-Language")
+        default: return false
         }
     }
 
