@@ -59,20 +59,13 @@ struct RequestHead {
         while position < count && (base[position] == cr || base[position] == lf) { position += 1 }
         if position == count { return count > limit ? .invalid(status: 400, message: "no request line") : .incomplete }
 
-        // Every line of the section first: nothing is built until the blank line has arrived.
+        // One pass over the lines, each checked as it is found: nothing is built but the flags
+        // and two strings until the blank line has arrived (a head read in parts is parsed again).
         guard let first = nextLine(base, from: position, count: count) else {
             return count - position > limit ? .invalid(status: 431, message: "request line longer than \(limit) bytes") : .incomplete
         }
+        if first.next - position > limit { return .invalid(status: 431, message: "header section larger than \(limit) bytes") }
         let lines = first
-        var scan = first.next
-        while true {
-            guard let line = nextLine(base, from: scan, count: count) else {
-                return count - position > limit ? .invalid(status: 431, message: "header section larger than \(limit) bytes") : .incomplete
-            }
-            scan = line.next
-            if line.end == line.start { break }
-        }
-        if scan - position > limit { return .invalid(status: 431, message: "header section larger than \(limit) bytes") }
 
         // Request line: method SP target SP HTTP-version.
         let lineStart = lines.start, lineEnd = lines.end
@@ -103,8 +96,13 @@ struct RequestHead {
 
         // Header fields: name ":" OWS value OWS.
         var connectionClose = false, connectionKeepAlive = false, transferEncoding = false
-        var cursor = lines.next
-        while let line = nextLine(base, from: cursor, count: count), line.end > line.start {
+        var cursor = lines.next, scan = 0
+        while true {
+            guard let line = nextLine(base, from: cursor, count: count) else {
+                return count - position > limit ? .invalid(status: 431, message: "header section larger than \(limit) bytes") : .incomplete
+            }
+            if line.next - position > limit { return .invalid(status: 431, message: "header section larger than \(limit) bytes") }
+            if line.end == line.start { scan = line.next; break }   // the blank line: the head is whole
             cursor = line.next
             if base[line.start] == space || base[line.start] == tab {
                 return .invalid(status: 400, message: "obsolete line folding in the header section")
