@@ -49,6 +49,19 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         return nil
     }
 
+    /// Whether the two lists share their storage (one is a copy of the other): then they are
+    /// equal without a look at the fields. `false` says nothing.
+    package func sharesStorage(with other: HTTPHeaders) -> Bool {
+        switch (backing, other.backing) {
+        case (.fields(let a), .fields(let b)):
+            return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress && x.count == y.count } }
+        case (.lines(let a), .lines(let b)):
+            return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress && x.count == y.count } }
+        default:
+            return false
+        }
+    }
+
     public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
         a.fields.elementsEqual(b.fields) { $0.name == $1.name && $0.value == $1.value }
     }

@@ -385,6 +385,30 @@ struct HTTP1Tests {
         #expect(verdict("GET / HTTP/1.x\r\n\r\n") == 400)
     }
 
+    @Test("response heads: each carries its own fields, whichever list the loop wrote before")
+    func responseHeads() {
+        let lines = StatusLines(), fields = FieldBytes()
+        var clock = HTTPDate()
+        func head(_ headers: HTTPHeaders, status: Int = 200) -> String {
+            var out: [UInt8] = []
+            ResponseHead.append(status: status, headers: headers, framing: .length(2), connection: .keepAlive11,
+                                date: clock.now(), lines: lines, fields: fields, into: &out)
+            return String(decoding: out, as: UTF8.self)
+        }
+        let json = HTTPHeaders.json
+        var custom = HTTPHeaders([("X-A", "1"), ("Content-Length", "99"), ("Date", "Mon, 01 Jan 2024 00:00:00 GMT")])
+        #expect(head(json) == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+                + String(decoding: clock.now(), as: UTF8.self) + "\r\n")
+        // Another list: its fields, the script's Content-Length dropped, its own Date kept.
+        #expect(head(custom, status: 404) == "HTTP/1.1 404 Not Found\r\nX-A: 1\r\nDate: Mon, 01 Jan 2024 00:00:00 GMT\r\nContent-Length: 2\r\n\r\n")
+        let copy = json
+        #expect(head(copy).contains("Content-Type: application/json\r\n") && !head(copy).contains("X-A"))
+        // A changed copy of a list written before is a list of its own.
+        custom["X-A"] = "2"
+        #expect(head(custom).contains("X-A: 2\r\n") && !head(custom).contains("X-A: 1"))
+        #expect(head(HTTPHeaders()) == "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n" + String(decoding: clock.now(), as: UTF8.self) + "\r\n")
+    }
+
     @Test("the head parser on 3,000 mangled requests: a verdict for each, consistent with every prefix")
     func parseFuzz() {
         var random = SystemRandomNumberGenerator()

@@ -47,6 +47,7 @@ final class EventLoop: @unchecked Sendable {
     /// When the current turn of the loop began (monotonic nanoseconds).
     private var turnStarted: UInt64 = 0
     private let statusLines = StatusLines()
+    private let fieldBytes = FieldBytes()
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     private var output: [UInt8] = []
     /// The last request target and `Host` value made into strings (see ``RecentStrings``).
@@ -493,7 +494,7 @@ final class EventLoop: @unchecked Sendable {
             let half = max(1, body.count / 2)
             output.removeAll(keepingCapacity: true)
             ResponseHead.append(status: response.status, headers: response.headers, framing: .chunked, connection: .close,
-                                date: clock.now(), lines: statusLines, into: &output)
+                                date: clock.now(), lines: statusLines, fields: fieldBytes, into: &output)
             ResponseHead.appendHex(half, into: &output)
             ResponseHead.append("\r\n", into: &output)
             output.append(contentsOf: body[0..<half])
@@ -507,7 +508,7 @@ final class EventLoop: @unchecked Sendable {
             let keepAlive = c.keepAlive && !stopping
             ResponseHead.append(status: response.status, headers: response.headers, framing: .length(response.body.count),
                                 connection: keepAlive ? (http10 ? .keepAlive10 : .keepAlive11) : .close,
-                                date: clock.now(), lines: statusLines, into: &output)
+                                date: clock.now(), lines: statusLines, fields: fieldBytes, into: &output)
             write(c, output)
             if c.closed { return }
             c.state = .dribbling(head ? [] : response.body, 0, max(1, bytesPerSecond))
@@ -533,7 +534,7 @@ final class EventLoop: @unchecked Sendable {
             // with the turn's other answers (``flushCorked()``).
             ResponseHead.append(status: response.status, headers: response.headers, framing: framing,
                                 connection: http10 ? .keepAlive10 : .keepAlive11,
-                                date: clock.now(), lines: statusLines, into: &c.pending)
+                                date: clock.now(), lines: statusLines, fields: fieldBytes, into: &c.pending)
             // (Appending from buffers: appending the arrays themselves retains and releases them.)
             if !head && !noBody { response.body.withUnsafeBufferPointer { c.pending.append(contentsOf: $0) } }
             if !c.corked {
@@ -544,7 +545,7 @@ final class EventLoop: @unchecked Sendable {
         }
         output.removeAll(keepingCapacity: true)
         ResponseHead.append(status: response.status, headers: response.headers, framing: framing, connection: .close,
-                            date: clock.now(), lines: statusLines, into: &output)
+                            date: clock.now(), lines: statusLines, fields: fieldBytes, into: &output)
         if !head && !noBody { response.body.withUnsafeBufferPointer { output.append(contentsOf: $0) } }
         // A last response is held back (MSG_MORE) until the close right after it, so the FIN
         // leaves in the same segment as the data: one packet less for each side to handle.

@@ -32,16 +32,44 @@ enum ResponseHead {
     }
 
     static func append(status: Int, headers: HTTPHeaders, framing: Framing, connection: ConnectionField,
-                       date: [UInt8], lines: StatusLines, into out: inout [UInt8]) {
+                       date: [UInt8], lines: StatusLines, fields: FieldBytes, into out: inout [UInt8]) {
+        fields.update(headers)
+        // The head is written into one buffer (on the stack when small) and appended once: an
+        // append per piece costs a uniqueness and a capacity check each.
+        let size = lines.maximumCount + 64 + date.count + fields.bytes.count
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { buffer in
+            var w = HeadWriter(base: buffer.baseAddress!)
+            lines.write(status, into: &w)
+            fields.bytes.withUnsafeBufferPointer { w.write($0) }
+            switch framing {
+            case .length(let length):
+                w.write("Content-Length: ")
+                w.writeDecimal(length)
+                w.write("\r\n")
+            case .chunked:
+                w.write("Transfer-Encoding: chunked\r\n")
+            case .none:
+                break
+            }
+            switch connection {
+            case .keepAlive11: break
+            case .keepAlive10: w.write("Connection: keep-alive\r\n")
+            case .close: w.write("Connection: close\r\n")
+            }
+            if !fields.sawDate { date.withUnsafeBufferPointer { w.write($0) } }
+            w.write("\r\n")
+            out.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress, count: w.count))
+        }
+    }
+
+    /// The field lines for `headers`, without the fields the server owns; and whether one was `Date`.
+    static func fieldLines(_ headers: HTTPHeaders) -> (bytes: [UInt8], sawDate: Bool) {
         // Read in place: an iterator would copy (retain and release) the list and every field.
         headers.fields.withUnsafeBufferPointer { fields in
-            // The head is written into one buffer (on the stack when small) and appended once:
-            // an append per piece costs a uniqueness and a capacity check each.
-            var size = lines.maximumCount + 64 + date.count
+            var size = 0
             for i in fields.indices { size += fields[i].name.utf8.count + fields[i].value.utf8.count + 4 }
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { buffer in
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { buffer in
                 var w = HeadWriter(base: buffer.baseAddress!)
-                lines.write(status, into: &w)
                 var sawDate = false
                 for i in fields.indices {
                     // Framing is the server's to decide; a script's Content-Length could only be wrong.
@@ -57,24 +85,7 @@ enum ResponseHead {
                     w.writeSanitized(fields[i].value)
                     w.write("\r\n")
                 }
-                switch framing {
-                case .length(let length):
-                    w.write("Content-Length: ")
-                    w.writeDecimal(length)
-                    w.write("\r\n")
-                case .chunked:
-                    w.write("Transfer-Encoding: chunked\r\n")
-                case .none:
-                    break
-                }
-                switch connection {
-                case .keepAlive11: break
-                case .keepAlive10: w.write("Connection: keep-alive\r\n")
-                case .close: w.write("Connection: close\r\n")
-                }
-                if !sawDate { date.withUnsafeBufferPointer { w.write($0) } }
-                w.write("\r\n")
-                out.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress, count: w.count))
+                return (Array(UnsafeBufferPointer(start: buffer.baseAddress, count: w.count)), sawDate)
             }
         }
     }
@@ -135,6 +146,23 @@ final class StatusLines {
         }
         let i = status - 100
         w.write(UnsafeBufferPointer(rebasing: bytes[Int(offsets[i])..<Int(offsets[i + 1])]))
+    }
+}
+
+/// The field lines of the last header list an event loop wrote, kept for the next response
+/// that carries the same list (a script's JSON or text responses share one per VM): written
+/// with one copy instead of field by field. The list is held, so its storage cannot be freed
+/// and its address reused by another list while the bytes are kept.
+final class FieldBytes {
+    private var headers = HTTPHeaders()
+    private(set) var bytes: [UInt8] = []
+    private(set) var sawDate = false
+
+    /// Makes ``bytes`` the lines of `headers` (at once when it is the list of last time).
+    func update(_ headers: HTTPHeaders) {
+        if headers.sharesStorage(with: self.headers) { return }
+        (bytes, sawDate) = ResponseHead.fieldLines(headers)
+        self.headers = headers
     }
 }
 
