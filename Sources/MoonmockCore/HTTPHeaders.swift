@@ -52,13 +52,13 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// Whether the two lists share their storage (one is a copy of the other): then they are
     /// equal without a look at the fields. `false` says nothing.
     package func sharesStorage(with other: HTTPHeaders) -> Bool {
+        func same<T>(_ a: [T], _ b: [T]) -> Bool {
+            a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress && x.count == y.count } }
+        }
         switch (backing, other.backing) {
-        case (.fields(let a), .fields(let b)):
-            return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress && x.count == y.count } }
-        case (.lines(let a), .lines(let b)):
-            return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress && x.count == y.count } }
-        default:
-            return false
+        case (.fields(let a), .fields(let b)): return same(a, b)
+        case (.lines(let a), .lines(let b)): return same(a, b)
+        default: return false
         }
     }
 
@@ -84,7 +84,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
             }
         }
         set {
-            var fields = self.fields
+            var fields = takeFields()
             fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
             if let newValue { fields.append((name: name, value: newValue)) }
             backing = .fields(fields)
@@ -172,12 +172,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     private static func sameName(_ bytes: UnsafeRawBufferPointer, _ name: String) -> Bool {
         name.withUTF8Bytes { wanted in
-            guard bytes.count == wanted.count else { return false }
-            for i in 0..<bytes.count where bytes[i] != wanted[i] {
-                let x = bytes[i] | 0x20
-                if x != wanted[i] | 0x20 || x < 0x61 || x > 0x7A { return false }
-            }
-            return true
+            bytes.count == wanted.count && String.equalIgnoringASCIICase(bytes.assumingMemoryBound(to: UInt8.self), wanted)
         }
     }
 }
@@ -208,7 +203,8 @@ extension String {
         return zip(a, b).allSatisfy { x, y in Self.sameIgnoringASCIICase(x, y) }
     }
 
-    private static func equalIgnoringASCIICase(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// Bytes of equal count, equal but for the case of ASCII letters.
+    fileprivate static func equalIgnoringASCIICase(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {
         for i in 0..<x.count where x[i] != y[i] && !sameIgnoringASCIICase(x[i], y[i]) { return false }
         return true
     }
