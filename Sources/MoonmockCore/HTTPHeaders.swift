@@ -32,6 +32,23 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// ```
     package init(validatedLines: [UInt8]) { backing = .lines(validatedLines) }
 
+    /// Makes the list the header lines in `bytes` (checked as for ``init(validatedLines:)``),
+    /// copied into the lines it holds when nothing else shares them: a server that builds
+    /// request after request in one ``MockRequest`` allocates no new block for them.
+    ///
+    /// ```swift
+    /// var h = HTTPHeaders(validatedLines: Array("Host: a\r\n".utf8))
+    /// Array("Host: b\r\n".utf8).withUnsafeBytes { h.replaceValidatedLines($0) }
+    /// h["host"]   // "b"
+    /// ```
+    package mutating func replaceValidatedLines(_ bytes: UnsafeRawBufferPointer) {
+        guard case .lines(var lines) = backing else { backing = .lines(Array(bytes)); return }
+        backing = .fields([])   // the enum lets go of the lines: they are unique again if only it held them
+        lines.removeAll(keepingCapacity: true)
+        lines.append(contentsOf: bytes)
+        backing = .lines(lines)
+    }
+
     /// `Content-Type: application/json`, built once: copies share its storage.
     public static let json: HTTPHeaders = ["Content-Type": "application/json"]
 

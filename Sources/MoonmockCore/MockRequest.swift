@@ -27,7 +27,7 @@ public struct MockRequest: Sendable {
     public var id: Int = 0
 
     /// One reference for all fields, so that passing a request around costs one retain.
-    private let storage: Storage
+    private var storage: Storage
 
     /// Builds a request from an absolute URL (`http://host:port/path?query`) or an
     /// origin-form target (`/path?query`, host taken from the `Host` header or `localhost`).
@@ -57,6 +57,34 @@ public struct MockRequest: Sendable {
     public init(method: String, scheme: String, host: String, port: Int?, target: String, headers: consuming HTTPHeaders,
                 body: consuming [UInt8]) {
         storage = Storage(method: method, scheme: scheme, host: host, port: port, target: target, headers: headers, body: body)
+    }
+
+    /// A server's request, built in the storage of `spare` when nothing else holds that any
+    /// more (the last request the server answered, usually): its header lines and body are
+    /// copied into the blocks the last request had, so a request on a keep-alive connection
+    /// allocates nothing for them. Otherwise a new request. `spare` is left `nil`; give the
+    /// request back to it once answered.
+    ///
+    /// ```swift
+    /// var spare: MockRequest?
+    /// let lines = Array("Host: example.com\r\n".utf8)
+    /// let req = lines.withUnsafeBytes { l in
+    ///     MockRequest.recycling(&spare, method: "GET", scheme: "http", host: "example.com", port: nil,
+    ///                           target: "/users/7", headerLines: l, body: UnsafeRawBufferPointer(start: nil, count: 0))
+    /// }
+    /// req.path   // "/users/7"
+    /// spare = req   // the next request reuses its storage
+    /// ```
+    package static func recycling(_ spare: inout MockRequest?, method: String, scheme: String, host: String, port: Int?,
+                                  target: String, headerLines: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer) -> MockRequest {
+        if var request = spare.take(), isKnownUniquelyReferenced(&request.storage) {
+            request.storage.refill(method: method, scheme: scheme, host: host, port: port, target: target,
+                                   headerLines: headerLines, body: body)
+            request.id = 0
+            return request
+        }
+        return MockRequest(method: method, scheme: scheme, host: host, port: port, target: target,
+                           headers: HTTPHeaders(validatedLines: Array(headerLines)), body: Array(body))
     }
 
     /// `host[:port]` split as requests split it: host lowercased, bracketed IPv6 literals kept
@@ -207,18 +235,58 @@ public struct MockRequest: Sendable {
     /// The body as text (invalid UTF-8 repaired).
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
 
-    /// The request's fields and a memo of derived values. Immutable fields; the memo is filled
-    /// by the one thread handling the request.
+    /// The request's fields and a memo of derived values. The fields change only while nothing
+    /// else holds the storage (``MockRequest/recycling(_:method:scheme:host:port:target:headerLines:body:)``);
+    /// the memo is filled by the one thread handling the request. No run-time exclusivity checks:
+    /// nothing can be reading a field the one holder is changing.
     private final class Storage: @unchecked Sendable {
         init(method: String, scheme: String, host: String, port: Int?, target: String, headers: consuming HTTPHeaders,
              body: consuming [UInt8]) {
-            // Servers hand over `GET` and `POST` as literals: compared by their bits, no scan.
-            self.method = method == "GET" || method == "POST" ? method : method.asciiUppercased
+            self.method = Self.method(method)
             self.scheme = scheme
             self.headers = headers
             self.body = body
             self.host = host
             self.port = port
+            self.target = target
+            (path, rawQuery) = Self.split(target)
+        }
+
+        /// The same fields as `init` gives them, in this storage; the memo is forgotten.
+        func refill(method: String, scheme: String, host: String, port: Int?, target: String,
+                    headerLines: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer) {
+            self.method = Self.method(method)
+            self.scheme = scheme
+            self.host = host
+            self.port = port
+            // A client asking for the same target again (the parser hands back the same string).
+            if target != self.target {
+                self.target = target
+                (path, rawQuery) = Self.split(target)
+            }
+            headers.replaceValidatedLines(headerLines)
+            // A large body's block is let go rather than kept for requests that need little.
+            if self.body.capacity > Self.keptBodyCapacity && body.count <= Self.keptBodyCapacity {
+                self.body = Array(body)
+            } else {
+                self.body.removeAll(keepingCapacity: true)
+                self.body.append(contentsOf: body)
+            }
+            segments = nil
+            query = nil
+            json = nil
+            operationName = nil
+        }
+
+        private static let keptBodyCapacity = 64 << 10
+
+        /// Servers hand over `GET` and `POST` as literals: compared by their bits, no scan.
+        private static func method(_ method: String) -> String {
+            method == "GET" || method == "POST" ? method : method.asciiUppercased
+        }
+
+        /// The path (with a leading `/`) and the query of an origin-form target; a fragment is dropped.
+        private static func split(_ target: String) -> (path: String, rawQuery: String?) {
             // Where the path ends and the query lies, found with memchr in the target's bytes.
             let (pathEnd, query) = target.withUTF8Bytes { b -> (Int, Range<Int>?) in
                 guard let base = b.baseAddress else { return (0, nil) }
@@ -229,20 +297,22 @@ public struct MockRequest: Sendable {
                 return (at, (at + 1)..<end)
             }
             let b = target.utf8
-            rawQuery = query.map { String(Substring(b[b.index(b.startIndex, offsetBy: $0.lowerBound)..<b.index(b.startIndex, offsetBy: $0.upperBound)])) }
+            let rawQuery = query.map { String(Substring(b[b.index(b.startIndex, offsetBy: $0.lowerBound)..<b.index(b.startIndex, offsetBy: $0.upperBound)])) }
             // A target that is all path is the path itself: no copy.
             let p = pathEnd == b.count ? target : String(Substring(b.prefix(pathEnd)))
-            path = p.utf8.first == UInt8(ascii: "/") ? p : "/" + p
+            return (p.utf8.first == UInt8(ascii: "/") ? p : "/" + p, rawQuery)
         }
 
-        let method: String
-        let scheme: String
-        let host: String
-        let port: Int?
-        let path: String
-        let rawQuery: String?
-        let headers: HTTPHeaders
-        let body: [UInt8]
+        @exclusivity(unchecked) private(set) var method: String
+        @exclusivity(unchecked) private(set) var scheme: String
+        @exclusivity(unchecked) private(set) var host: String
+        @exclusivity(unchecked) private(set) var port: Int?
+        @exclusivity(unchecked) private(set) var path: String
+        @exclusivity(unchecked) private(set) var rawQuery: String?
+        @exclusivity(unchecked) private(set) var headers: HTTPHeaders
+        @exclusivity(unchecked) private(set) var body: [UInt8]
+        /// The origin-form target `path` and `rawQuery` were split from (`nil`: from a URL).
+        private var target: String?
         var segments: [String]?
         var query: [(name: String, value: String?)]?
         var json: JSONValue??

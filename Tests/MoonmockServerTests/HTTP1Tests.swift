@@ -331,11 +331,17 @@ struct HTTP1Tests {
     @Test("request heads: fields, framing and keep-alive")
     func parseHead() throws {
         let text = "\r\nPOST /a?b=1 HTTP/1.1\r\nHost: example.com\r\ncontent-LENGTH:  12 \r\nConnection: Keep-Alive, close\nX-Empty:\r\n\r\nbody"
-        let parse = Array(text.utf8).withUnsafeBytes { RequestHead.parse($0, limit: 1024) }
-        guard case .complete(let head, let length) = parse else { Issue.record("\(parse)"); return }
+        let bytes = Array(text.utf8)
+        let parse = bytes.withUnsafeBytes { RequestHead.parse($0, limit: 1024) }
+        guard case .complete(var head, let length) = parse else { Issue.record("\(parse)"); return }
         #expect(head.method == "POST" && head.target == "/a?b=1" && head.minorVersion == 1)
         #expect(head.contentLength == 12 && !head.chunked && !head.keepAlive)
-        #expect(head.headers["host"] == "example.com" && head.host == "example.com" && head.headers["x-empty"] == "")
+        let headers = bytes.withUnsafeBytes { head.headers(in: $0) }
+        #expect(headers["host"] == "example.com" && head.host == "example.com" && headers["x-empty"] == "")
+        #expect(headers.map(\.name) == ["Host", "content-LENGTH", "Connection", "X-Empty"])
+        // Kept for a body that arrives later, the lines no longer need the buffer.
+        bytes.withUnsafeBytes { head.keepLines(from: $0) }
+        #expect(head.headers(in: UnsafeRawBufferPointer(start: nil, count: 0)) == headers)
         #expect(length == text.utf8.count - 4)
         // Every prefix short of the blank line is incomplete, never an error.
         for cut in 0..<(length - 1) {
@@ -361,10 +367,13 @@ struct HTTP1Tests {
         for bad in ["Ho@t: v", "Host : v", "Host", "Content-Type", "Content(Type: v", "Cookie\u{01}: v", ": v"] {
             #expect(verdict("GET / HTTP/1.1\r\n\(bad)\r\n\r\n") == 400, "\(bad)")
         }
-        guard case .complete(let literal, _) = Array("GET / HTTP/1.1\r\nHost: a:b\r\nAuthorization: x\r\nhost: c\r\n\r\n".utf8)
-            .withUnsafeBytes({ RequestHead.parse($0, limit: 1024) }) else { Issue.record("literal names"); return }
-        #expect(literal.host == "a:b" && literal.headers["authorization"] == "x")
-        #expect(literal.headers.fields.map(\.name) == ["Host", "Authorization", "host"])
+        let literalBytes = Array("GET / HTTP/1.1\r\nHost: a:b\r\nAuthorization: x\r\nhost: c\r\n\r\n".utf8)
+        guard case .complete(let literal, _) = literalBytes.withUnsafeBytes({ RequestHead.parse($0, limit: 1024) }) else {
+            Issue.record("literal names"); return
+        }
+        let literalHeaders = literalBytes.withUnsafeBytes { literal.headers(in: $0) }
+        #expect(literal.host == "a:b" && literalHeaders["authorization"] == "x")
+        #expect(literalHeaders.fields.map(\.name) == ["Host", "Authorization", "host"])
         // Names are matched eight bytes at a time, case folded: look-alikes are other fields.
         func declaredLength(_ field: String) -> Int? {
             guard case .complete(let head, _) = Array("POST / HTTP/1.1\r\n\(field)\r\n\r\n".utf8)

@@ -54,6 +54,8 @@ final class EventLoop: @unchecked Sendable {
     private var recent = RecentStrings()
     /// The last authority and its split (a client sends the same `Host` on every request).
     private var lastAuthority: (value: String, split: (host: String, port: Int?)) = ("", ("", nil))
+    /// The last request answered: the next one is built in its storage when nothing else holds it.
+    private var spareRequest: MockRequest?
     /// Keep-alive connections whose answers wait in `pending` for the end of this turn.
     private var corked: [Connection] = []
     let defaultAuthority: String
@@ -364,7 +366,8 @@ final class EventLoop: @unchecked Sendable {
                     c.keepAlive = false
                     send(c, .json(.object(["error": .string(message)]), status: status), head: false, http10: false)
                     return bytes.count
-                case .complete(let head, let length):
+                case .complete(var head, let length):
+                    let headBytes = UnsafeRawBufferPointer(rebasing: bytes[used...])
                     used += length
                     inFlight.add(1, ordering: .relaxed)
                     c.requests += 1
@@ -378,6 +381,7 @@ final class EventLoop: @unchecked Sendable {
                     c.keepAlive = head.keepAlive && !stopping
                     let limit = maxBodyBytes
                     if head.chunked {
+                        head.keepLines(from: headBytes)
                         c.state = .chunked(head, ChunkedBody(limit: limit), [])
                         if head.expectContinue && used == bytes.count { sendContinue(c) }
                     } else if let length = head.contentLength, length > 0 {
@@ -387,17 +391,18 @@ final class EventLoop: @unchecked Sendable {
                             return bytes.count
                         }
                         if bytes.count - used >= length {
-                            let body = Array(UnsafeRawBufferPointer(rebasing: bytes[used..<(used + length)]))
+                            let body = UnsafeRawBufferPointer(rebasing: bytes[used..<(used + length)])
                             used += length
-                            dispatch(c, head, body)
+                            head.withLines(in: headBytes) { dispatch(c, head, lines: $0, body: body) }
                         } else {
+                            head.keepLines(from: headBytes)
                             var body: [UInt8] = []
                             body.reserveCapacity(min(length, 1 << 20))
                             c.state = .body(head, body, length)
                             if head.expectContinue && used == bytes.count { sendContinue(c) }
                         }
                     } else {
-                        dispatch(c, head, [])
+                        head.withLines(in: headBytes) { dispatch(c, head, lines: $0, body: UnsafeRawBufferPointer(start: nil, count: 0)) }
                     }
                 }
             case .body(let head, var body, let length):
@@ -435,17 +440,24 @@ final class EventLoop: @unchecked Sendable {
         return bytes.count
     }
 
-    /// Runs a complete request through the server and acts on the answer.
-    /// `head` and `body` are handed over (`__owned`); spelled `consuming`, `scripts/bench-refcount`
-    /// counts one retain, release and bridge retain more per request.
-    private func dispatch(_ c: Connection, _ head: __owned RequestHead, _ body: __owned [UInt8]) {
+    /// A request whose body was read in parts: its head kept its header lines.
+    private func dispatch(_ c: Connection, _ head: RequestHead, _ body: [UInt8]) {
+        body.withUnsafeBytes { body in
+            head.withLines(in: UnsafeRawBufferPointer(start: nil, count: 0)) { dispatch(c, head, lines: $0, body: body) }
+        }
+    }
+
+    /// Runs a complete request through the server and acts on the answer. The header `lines`
+    /// and `body` are copied into the storage of the loop's last request when nothing holds
+    /// that any more (``MockRequest/recycling(_:method:scheme:host:port:target:headerLines:body:)``).
+    private func dispatch(_ c: Connection, _ head: RequestHead, lines: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer) {
         c.state = .head
         let isHead = head.method == "HEAD"
         let http10 = head.minorVersion == 0
         let request: MockRequest
         if head.target.utf8.first != UInt8(ascii: "/") && head.target.contains("://") {
             // Absolute form (`GET http://host/path`, as sent to a proxy): the URL names the host.
-            request = MockRequest(method: head.method, url: head.target, headers: head.headers, body: body)
+            request = MockRequest(method: head.method, url: head.target, headers: HTTPHeaders(validatedLines: Array(lines)), body: Array(body))
         } else {
             // Split once per distinct authority: the parser hands back the very string it made
             // for the last request when the bytes are the same, so the compare is of its bits.
@@ -453,10 +465,11 @@ final class EventLoop: @unchecked Sendable {
             if authority != lastAuthority.value {
                 lastAuthority = (authority, MockRequest.hostAndPort(of: authority))
             }
-            request = MockRequest(method: head.method, scheme: "http", host: lastAuthority.split.host,
-                                  port: lastAuthority.split.port, target: head.target, headers: head.headers, body: body)
+            request = MockRequest.recycling(&spareRequest, method: head.method, scheme: "http", host: lastAuthority.split.host,
+                                            port: lastAuthority.split.port, target: head.target, headerLines: lines, body: body)
         }
         let (response, delay) = serverRef._withUnsafeGuaranteedRef { $0.answer(request) }
+        spareRequest = consume request
         if delay > 0 {
             c.state = .delayed(response, isHead, http10)
             schedule(c, after: delay / 1000)

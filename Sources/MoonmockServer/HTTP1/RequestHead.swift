@@ -19,7 +19,12 @@ struct RequestHead {
     var target: String
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
     var minorVersion: Int
-    var headers: HTTPHeaders
+    /// Where the header lines (checked, up to the blank line) lie in the bytes the head was
+    /// parsed from: they are copied only when the request is built, into blocks a server reuses.
+    var lineRange: Range<Int>
+    /// The header lines copied out, once the head has to outlive those bytes (a body that
+    /// arrives in later reads).
+    var keptLines: [UInt8]?
     /// `Content-Length`, when given.
     var contentLength: Int?
     /// `Transfer-Encoding: chunked`.
@@ -31,6 +36,24 @@ struct RequestHead {
     var expectContinue = false
     /// The first `Host` field's value, noted while parsing (no lookup afterwards).
     var host: String?
+
+    /// Copies the header lines out of `bytes`, the buffer the head was parsed from, for when
+    /// that buffer is gone.
+    mutating func keepLines(from bytes: UnsafeRawBufferPointer) {
+        if keptLines == nil { keptLines = Array(UnsafeRawBufferPointer(rebasing: bytes[lineRange])) }
+    }
+
+    /// The header lines: the copy ``keepLines(from:)`` made, else those in `bytes` (the buffer
+    /// the head was parsed from).
+    func withLines<R>(in bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if let keptLines { return keptLines.withUnsafeBytes(body) }
+        return body(UnsafeRawBufferPointer(rebasing: bytes[lineRange]))
+    }
+
+    /// The header fields, read from `bytes` (the buffer the head was parsed from) or the copy.
+    func headers(in bytes: UnsafeRawBufferPointer) -> HTTPHeaders {
+        withLines(in: bytes) { HTTPHeaders(validatedLines: Array($0)) }
+    }
 
     /// The outcome of reading a header section from the start of a buffer.
     enum Parse {
@@ -165,14 +188,13 @@ struct RequestHead {
             }
             if name.count == 4 && host == nil && nameEquals(name, "host") { host = recent.host(base, valueStart, valueEnd) }
         }
-        // The fields are the checked lines themselves, copied once: names and values become
-        // strings only if something reads them (the journal copies the lines as they are).
-        let headers = HTTPHeaders(validatedLines: Array(UnsafeBufferPointer(start: base + lines.next, count: cursor - lines.next)))
+        // The fields are the checked lines themselves, copied when the request is built: names
+        // and values become strings only if something reads them (the journal copies the lines).
         if transferEncoding && contentLength != nil {
             return .invalid(status: 400, message: "both Content-Length and Transfer-Encoding")
         }
         let keepAlive = connectionClose ? false : connectionKeepAlive || minor == 1
-        return .complete(RequestHead(method: method, target: target, minorVersion: minor, headers: headers,
+        return .complete(RequestHead(method: method, target: target, minorVersion: minor, lineRange: lines.next..<cursor, keptLines: nil,
                                      contentLength: contentLength, chunked: chunked, keepAlive: keepAlive,
                                      expectContinue: expectContinue, host: host), scan)
     }
