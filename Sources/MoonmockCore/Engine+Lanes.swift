@@ -27,6 +27,9 @@ final class EngineLane {
     /// Requests of this engine running on this thread (more than one when a responder asks
     /// the engine again).
     var depth = 0
+    /// The journal record this thread's last request pushed out of its ring: the next one is
+    /// written into it when nothing else holds it.
+    var spareRecord: JournalRecord?
     /// Wall-clock seconds minus monotonic seconds, as of `offsetTakenAt` (monotonic ns).
     private var wallOffset = 0.0
     private var offsetTakenAt: UInt64 = 0

@@ -296,7 +296,8 @@ public final class Engine: Sendable {
         let elapsed = Int((now - started) / 1000)
         journal.record(at: now, request, timestamp: environment.usesSystemClock ? lane.wallClock(at: now) : environment.now(),
                        status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
-                       delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses, stripe: lane.stripe)
+                       delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses, stripe: lane.stripe,
+                       spare: &lane.spareRecord)
         return Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
     }
 }

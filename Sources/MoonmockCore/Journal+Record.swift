@@ -15,7 +15,7 @@
 /// ```
 /// `@unchecked Sendable`: written once, before it is shared, and only read after.
 struct JournalRecord: @unchecked Sendable {
-    private let storage: ManagedBuffer<Head, UInt8>
+    private var storage: ManagedBuffer<Head, UInt8>
 
     struct Head {
         let sequence: UInt64
@@ -37,6 +37,16 @@ struct JournalRecord: @unchecked Sendable {
     /// Copies `r` (its body cut to ``Journal/maxBodyBytes``) and what came of it.
     static func make(_ r: MockRequest, sequence: UInt64, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
                      delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss]) -> JournalRecord {
+        var none: JournalRecord?
+        return make(r, reusing: &none, sequence: sequence, timestamp: timestamp, status: status, ruleID: ruleID,
+                    durationMicros: durationMicros, delayMilliseconds: delayMilliseconds, fault: fault, logs: logs,
+                    error: error, nearMisses: nearMisses)
+    }
+
+    /// `make`, written into the block of `spare` (left `nil`) when nothing else holds it and it
+    /// is big enough but not far too big: a full journal frees no record and allocates none.
+    static func make(_ r: MockRequest, reusing spare: inout JournalRecord?, sequence: UInt64, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
+                     delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss]) -> JournalRecord {
         // A server's header lines are copied as they are (one piece); other lists field by field.
         let headers = r.headers
         let lines = headers.validatedLines
@@ -51,10 +61,19 @@ struct JournalRecord: @unchecked Sendable {
         fields.withUnsafeBufferPointer { f in
             for i in f.indices { size += f[i].name.utf8.count + f[i].value.utf8.count }
         }
-        let storage = ManagedBuffer<Head, UInt8>.create(minimumCapacity: size) { _ in
+        // Built where it is stored: a `Head` in a local would be copied in (a retain per field).
+        func head() -> Head {
             Head(sequence: sequence, id: r.id, port: r.port, headerCount: lines == nil ? fields.count : -1, timestamp: timestamp,
                  status: status, ruleID: ruleID, durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
                  fault: fault, logs: logs, error: error, nearMisses: nearMisses)
+        }
+        let storage: ManagedBuffer<Head, UInt8>
+        if var old = spare.take(), isKnownUniquelyReferenced(&old.storage), case let room = old.storage.capacity,
+           room >= size && room - size <= max(size, 1024) {
+            old.storage.header = head()
+            storage = old.storage
+        } else {
+            storage = ManagedBuffer<Head, UInt8>.create(minimumCapacity: size) { _ in head() }
         }
         storage.withUnsafeMutablePointerToElements { start in
             var writer = Writer(at: UnsafeMutableRawPointer(start))

@@ -75,12 +75,14 @@ public final class Journal: Sendable {
 
     /// Records `request` and its outcome in the ring of `stripe` (the recording thread's);
     /// `time` (monotonic nanoseconds, the caller's clock reading) orders it among the other
-    /// rings' entries.
+    /// rings' entries. The record is written into `spare` when it can be (see
+    /// ``JournalRecord/make(_:reusing:sequence:timestamp:status:ruleID:durationMicros:delayMilliseconds:fault:logs:error:nearMisses:)``),
+    /// and the record it replaces in the ring is left in `spare` for the thread's next request.
     func record(at time: UInt64, _ request: MockRequest, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
-                delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss], stripe: Int) {
-        // Copied into one block before the lock; the record it replaces (a request from
-        // `capacity` requests ago, cold in every cache) is released after it.
-        let record: JournalRecord? = JournalRecord.make(request, sequence: time, timestamp: timestamp, status: status, ruleID: ruleID,
+                delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss], stripe: Int,
+                spare: inout JournalRecord?) {
+        // Copied into one block before the lock.
+        let record: JournalRecord? = JournalRecord.make(request, reusing: &spare, sequence: time, timestamp: timestamp, status: status, ruleID: ruleID,
                                                         durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
                                                         fault: fault, logs: logs, error: error, nearMisses: nearMisses)
         // The stripe is used inside the closure: borrowed, not retained and released.
@@ -93,7 +95,7 @@ public final class Journal: Sendable {
                 return slot
             }
         }
-        _ = consume replaced
+        spare = replaced
     }
 
     /// Entries oldest first, their requests rebuilt from the records.

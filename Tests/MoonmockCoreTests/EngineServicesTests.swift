@@ -75,6 +75,50 @@ struct EngineServicesTests {
         #expect(entries[3].headers.fields.map { "\($0.name)=\($0.value)" } == ["Host=h.test", "X-Trace=a:b", "accept=*/*"])
     }
 
+    @Test("a full journal writes each new entry into the block of one it dropped, whatever their sizes")
+    func journalReusesRecords() throws {
+        let engine = Engine(journalCapacity: 2)
+        engine.setScriptRules(RuleSet([try rule("POST", "/echo/:n", id: "echo") { c in
+            c.log("n=\(c.params["n"] ?? "")")
+            return .text("ok", status: 200 + c.request.body.count % 7)
+        }]))
+        // Bodies that grow, shrink to nothing and grow again: some records fit the block they
+        // are given, some are far smaller than it, some larger.
+        let sizes = [3, 10_000, 0, 5, 4_000, 70_000, 1, 2, 300, 20_000, 0, 9]
+        var sent: [(path: String, body: [UInt8], status: Int)] = []
+        for (n, size) in sizes.enumerated() {
+            let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ n) }
+            let lines = Array("Host: h.test\r\nX-N: \(n)\r\n".utf8)
+            _ = engine.handle(MockRequest(method: "POST", scheme: "http", authority: "h.test", target: "/echo/\(n)",
+                                          headers: HTTPHeaders(validatedLines: lines), body: body))
+            sent.append(("/echo/\(n)", Array(body.prefix(Journal.maxBodyBytes)), 200 + size % 7))
+            let entries = engine.journal.entries()
+            let expected = sent.suffix(2)
+            try #require(entries.count == expected.count)
+            for (entry, want) in zip(entries, expected) {
+                #expect(entry.path == want.path && entry.body == want.body, "after request \(n)")
+                #expect(entry.status == want.status && entry.ruleID == "echo")
+                #expect(entry.logs == ["n=\(want.path.dropFirst(6))"] && entry.headers["x-n"] == String(want.path.dropFirst(6)))
+            }
+        }
+    }
+
+    @Test("a journal record someone still holds is never written over")
+    func heldRecordKept() throws {
+        func record(_ path: String, _ spare: inout JournalRecord?) -> JournalRecord {
+            JournalRecord.make(MockRequest(method: "GET", url: "http://h\(path)"), reusing: &spare, sequence: 1, timestamp: 0,
+                               status: 200, ruleID: path, durationMicros: 1, delayMilliseconds: 0, fault: nil, logs: [],
+                               error: nil, nearMisses: [])
+        }
+        var spare: JournalRecord?
+        let held = record("/first", &spare)
+        spare = held
+        let next = record("/other", &spare)
+        #expect(spare == nil)
+        #expect(held.entry.path == "/first" && held.entry.ruleID == "/first")
+        #expect(next.entry.path == "/other" && next.entry.ruleID == "/other")
+    }
+
     @Test("journal timestamps follow the wall clock, or the pinned clock when there is one")
     func timestamps() throws {
         let real = Engine()
