@@ -243,8 +243,8 @@ final class EventLoop: @unchecked Sendable {
             connectionCount.add(1, ordering: .relaxed)
             readable(connection)
             // Watched only when it stays open: a `Connection: close` request answered in that
-            // read never costs an `epoll_ctl`. (Level-triggered: anything that arrived since
-            // the read is reported at once.)
+            // read never costs an `epoll_ctl`. (Adding a socket polls it: anything that arrived
+            // since the read is reported at once.)
             if !connection.closed {
                 connection.registered = true
                 watch(fd, connection.interest, add: true)
@@ -685,7 +685,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func updateInterest(_ c: Connection) {
         // Once the client has finished sending, its side stays readable (EOF): not watched.
-        var mask = c.peerClosed ? 0 : EPOLLRDHUP.rawValue
+        var mask = Connection.edgeTriggered | (c.peerClosed ? 0 : EPOLLRDHUP.rawValue)
         if !c.readPaused && !c.peerClosed { mask |= EPOLLIN.rawValue }
         if !c.pending.isEmpty { mask |= EPOLLOUT.rawValue }
         if mask != c.interest {
@@ -782,7 +782,14 @@ final class Connection {
     var peerClosed = false
     /// Requests started on this connection.
     var requests = 0
-    var interest: UInt32 = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+    var interest: UInt32 = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | Connection.edgeTriggered
+    /// Connections are watched edge-triggered: the loop reads each until a read comes back
+    /// short (the socket is empty then; anything arriving later is a new edge) and writes until
+    /// the socket is full, so it needs no reminder, and epoll then skips polling every socket
+    /// it reported again on the next wait, as it does for level-triggered ones to see whether
+    /// they are still ready. Changing the interest (`EPOLL_CTL_MOD`) polls once more, so a
+    /// connection that stopped reading and starts again hears of what is already there.
+    static let edgeTriggered = EPOLLET.rawValue
     /// Whether `interest` is in the loop's epoll set yet (see ``EventLoop/accept(events:)``).
     var registered = false
     var lastActivity: UInt64
