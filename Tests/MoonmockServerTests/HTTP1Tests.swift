@@ -212,6 +212,35 @@ struct HTTP1Tests {
         #expect(r.text.components(separatedBy: "HTTP/1.1 200 OK").count == heads.count + 1)
     }
 
+    @Test("each request on a connection gets its own headers and body, whatever sizes came before")
+    func headersAndBodiesPerRequest() throws {
+        // The loop builds each request in the storage of the one before: a body that shrinks,
+        // grows past what that storage keeps, or is empty must arrive as sent, with its own headers.
+        let server = try startServer("""
+            mock.post('/b', function(req)
+              return { n = req.headers['x-n'], other = req.headers['x-other'], size = #req.body,
+                       head = req.body:sub(1, 3), tail = req.body:sub(-3) }
+            end)
+            """)
+        defer { server.stop() }
+        let sizes = [3, 100_000, 5, 70_000, 0, 2, 65_536, 4]
+        var text = ""
+        for (i, size) in sizes.enumerated() {
+            let body = String(repeating: String(UnicodeScalar(UInt8(97 + i))), count: size)
+            let other = i % 3 == 0 ? "X-Other: \(i)\r\n" : ""
+            let close = i == sizes.count - 1 ? "Connection: close\r\n" : ""
+            text += "POST /b HTTP/1.1\r\nHost: x\r\nX-N: \(i)\r\n\(other)\(close)Content-Length: \(size)\r\n\r\n\(body)"
+        }
+        let r = RawHTTP.exchange(server.port, text)
+        expectInOrder(r.text, sizes.enumerated().map { i, size in
+            let c = String(UnicodeScalar(UInt8(97 + i)))
+            let ends = String(repeating: c, count: min(3, size))
+            let other = i % 3 == 0 ? #","other":"\#(i)""# : ""
+            return #"{"head":"\#(ends)","n":"\#(i)"\#(other),"size":\#(size),"tail":"\#(ends)"}"#
+        })
+        #expect(r.text.components(separatedBy: "HTTP/1.1 200 OK").count == sizes.count + 1)
+    }
+
     @Test("a response larger than the socket buffer arrives whole to a slow reader")
     func largeResponse() async throws {
         let size = 8 << 20

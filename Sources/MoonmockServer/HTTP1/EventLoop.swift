@@ -65,6 +65,8 @@ final class EventLoop: @unchecked Sendable {
     private static let outputLimit = 1 << 20
     /// A connection's emptied output buffer is kept for its next answer up to this size.
     private static let keptOutputCapacity = 16 * 1024
+    /// The largest body whose request the loop keeps for the next one to be built in.
+    private static let keptBodyBytes = 64 * 1024
 
     /// Takes ownership of `listener` (a bound, listening socket).
     init(server: MoonmockServer, listener: Int32, authority: String) throws {
@@ -469,7 +471,8 @@ final class EventLoop: @unchecked Sendable {
                                             port: lastAuthority.split.port, target: head.target, headerLines: lines, body: body)
         }
         let (response, delay) = serverRef._withUnsafeGuaranteedRef { $0.answer(request) }
-        spareRequest = consume request
+        // Kept for the next request, unless its body is large: then the loop lets that go now.
+        spareRequest = body.count <= Self.keptBodyBytes ? consume request : nil
         if delay > 0 {
             c.state = .delayed(response, isHead, http10)
             schedule(c, after: delay / 1000)
