@@ -8,12 +8,14 @@
 /// which is rare next to recording.
 ///
 /// ```swift
-/// let record = JournalRecord.make(request, sequence: 1, timestamp: 0, status: 200, ruleID: "ping",
+/// var spare: JournalRecord?
+/// let record = JournalRecord.make(request, reusing: &spare, sequence: 1, timestamp: 0, status: 200, ruleID: "ping",
 ///                                 durationMicros: 3, delayMilliseconds: 0, fault: nil, logs: [],
 ///                                 error: nil, nearMisses: [])
 /// record.entry.request.path   // as recorded
 /// ```
-/// `@unchecked Sendable`: written once, before it is shared, and only read after.
+/// `@unchecked Sendable`: written only while one holder has it (before it is shared, or when
+/// reused after every other holder let go), and only read otherwise.
 struct JournalRecord: @unchecked Sendable {
     private var storage: ManagedBuffer<Head, UInt8>
 
@@ -34,17 +36,9 @@ struct JournalRecord: @unchecked Sendable {
         let nearMisses: [NearMiss]
     }
 
-    /// Copies `r` (its body cut to ``Journal/maxBodyBytes``) and what came of it.
-    static func make(_ r: MockRequest, sequence: UInt64, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
-                     delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss]) -> JournalRecord {
-        var none: JournalRecord?
-        return make(r, reusing: &none, sequence: sequence, timestamp: timestamp, status: status, ruleID: ruleID,
-                    durationMicros: durationMicros, delayMilliseconds: delayMilliseconds, fault: fault, logs: logs,
-                    error: error, nearMisses: nearMisses)
-    }
-
-    /// `make`, written into the block of `spare` (left `nil`) when nothing else holds it and it
-    /// is big enough but not far too big: a full journal frees no record and allocates none.
+    /// Copies `r` (its body cut to ``Journal/maxBodyBytes``) and what came of it, into the block
+    /// of `spare` (left `nil`) when nothing else holds it and it is big enough but not far too
+    /// big: a full journal frees no record and allocates none.
     static func make(_ r: MockRequest, reusing spare: inout JournalRecord?, sequence: UInt64, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
                      delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss]) -> JournalRecord {
         // A server's header lines are copied as they are (one piece); other lists field by field.
