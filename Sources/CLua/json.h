@@ -285,7 +285,7 @@ static inline int mm_json_encode(lua_State *L, int idx, int resp_ref, int array_
 /// One per VM; the Lua strings live in a table in the registry, slot k at index k + 1, and
 /// `len[k]` and `text[k]` are the bytes the slot holds (compared before a slot is used).
 #define MM_JSON_CACHE_SLOTS 64
-#define MM_JSON_CACHE_BYTES 24
+#define MM_JSON_CACHE_BYTES 24   // at most 24: mm_json_same_short compares up to three words
 /// Longer strings (a GraphQL query above all, sent alike with every request of an operation)
 /// have slots of their own after those, at index MM_JSON_CACHE_SLOTS + k + 1, compared with the
 /// Lua string they hold. A Lua string is immutable, so handing out the same one is invisible.
@@ -308,6 +308,28 @@ typedef struct mm_json_reader {
     int strings_index;          // the cache's table, on the stack
 } mm_json_reader;
 
+/// Whether the `n` bytes (1...MM_JSON_CACHE_BYTES) at `a` and `b` are the same: a few
+/// overlapping loads in place of a call to memcmp, which costs more than the compare for a key
+/// this short (every key and short value of every body is compared with its cache slot).
+static inline int mm_json_same_short(const char *a, const char *b, size_t n) {
+    if (n >= 8) {
+        uint64_t x, y, xe, ye;
+        memcpy(&x, a, 8); memcpy(&y, b, 8);
+        memcpy(&xe, a + n - 8, 8); memcpy(&ye, b + n - 8, 8);
+        if (((x ^ y) | (xe ^ ye)) != 0) return 0;
+        if (n <= 16) return 1;
+        memcpy(&x, a + 8, 8); memcpy(&y, b + 8, 8);   // bytes 8...15; the last load covered the rest
+        return x == y;
+    }
+    if (n >= 4) {
+        uint32_t x, y, xe, ye;
+        memcpy(&x, a, 4); memcpy(&y, b, 4);
+        memcpy(&xe, a + n - 4, 4); memcpy(&ye, b + n - 4, 4);
+        return ((x ^ y) | (xe ^ ye)) == 0;
+    }
+    return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];   // 1...3 bytes
+}
+
 /// Pushes `n` bytes at `p` as a Lua string, from the cache when a slot holds these bytes.
 /// Uses one stack slot beyond the string for a moment (to store a new one in the table).
 static inline void mm_json_push_string(lua_State *L, mm_json_reader *r, const char *p, size_t n) {
@@ -326,7 +348,7 @@ static inline void mm_json_push_string(lua_State *L, mm_json_reader *r, const ch
         return;
     }
     unsigned slot = (unsigned)(n * 131u + (unsigned char)p[0] * 31u + (unsigned char)p[n - 1]) & (MM_JSON_CACHE_SLOTS - 1);
-    if (c->len[slot] == n && memcmp(c->text[slot], p, n) == 0) {
+    if (c->len[slot] == n && mm_json_same_short(c->text[slot], p, n)) {
         lua_rawgeti(L, r->strings_index, (lua_Integer)slot + 1);
         return;
     }

@@ -197,4 +197,43 @@ struct DecodingDifferentialTests {
         }
         #expect(takenByC > 500 && takenByC < validForSwift, "C took \(takenByC) of \(validForSwift) valid bodies")
     }
+
+    @Test("the decoder's string cache never hands back a string that differs from the body's in one byte")
+    func cachedStringsAreExact() throws {
+        let generation = try ScriptGeneration.load(source: "", engine: Engine())
+        generation.withVM(nil) {
+            let stack = generation.vm.stack
+            let L = stack.L
+            let top = stack.top
+            defer { stack.top = top }
+            // Every length the short-string cache holds and a little past it; for each, strings
+            // that agree but for one byte, at every position in turn. Alike in length, first and
+            // last byte, most share a cache slot, so each decode meets the other's bytes there.
+            let letters = Array("abcdefghijklmnopqrstuvwxyz")
+            for length in 1...26 {
+                let plain = (0..<length).map { letters[$0 % 26] }
+                var texts = [String(plain)]
+                for position in 0..<length {
+                    var changed = plain
+                    changed[position] = "Z"
+                    texts.append(String(changed))
+                }
+                for text in texts + texts.reversed() + texts {
+                    let body = Array("{\"\(text)\":\"\(text)\"}".utf8)
+                    let base = stack.top
+                    let decoded = body.withUnsafeBufferPointer { b in
+                        b.withMemoryRebound(to: CChar.self) { mm_json_decode(L, $0.baseAddress, $0.count, generation.refs.array, generation.jsonBuffer,
+                                                                  generation.refs.jsonStrings, generation.jsonStrings) }
+                    } == MM_JSON_OK
+                    #expect(decoded, "\(text)")
+                    guard decoded else { continue }
+                    // The one key, and its value, each exactly the text.
+                    lua_pushnil(L)
+                    #expect(lua_next(L, -2) != 0)
+                    #expect(stack.string(at: -2) == text && stack.string(at: -1) == text, "decoded \(text)")
+                    stack.top = base
+                }
+            }
+        }
+    }
 }
