@@ -119,6 +119,49 @@ struct EngineServicesTests {
         #expect(next.entry.path == "/other" && next.entry.ruleID == "/other")
     }
 
+    @Test("each request's responder sees only its own request, parameters and logs, whatever came before")
+    func contextsPerRequest() throws {
+        let engine = Engine()
+        // The parameters are read (and remembered) before the log line that names them.
+        engine.setScriptRules(RuleSet([
+            try rule("GET", "/users/:id", id: "user") { ctx in
+                let id = ctx.params["id"] ?? "?"
+                ctx.log("user \(id) \(ctx.request.path) \(ctx.logs.count)")
+                return .text("user \(id) \(ctx.request.path)")
+            },
+            try rule("GET", "/quiet/:a/:b", id: "quiet") { ctx in
+                .text("quiet \(ctx.params.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")) \(ctx.logs.count)")
+            },
+        ]))
+        let paths = ["/users/1", "/users/22", "/quiet/x/y", "/users/333", "/quiet/p/q", "/users/1"]
+        let bodies = paths.map { String(decoding: engine.handle(request("GET", "http://h\($0)")).response.body, as: UTF8.self) }
+        #expect(bodies == ["user 1 /users/1", "user 22 /users/22", "quiet a=x,b=y 0", "user 333 /users/333", "quiet a=p,b=q 0", "user 1 /users/1"])
+        let logs = engine.journal.entries().map(\.logs)
+        #expect(logs == [["user 1 /users/1 0"], ["user 22 /users/22 0"], [], ["user 333 /users/333 0"], [], ["user 1 /users/1 0"]])
+    }
+
+    @Test("a context a responder keeps stays as it was while later requests are answered")
+    func keptContextUnchanged() throws {
+        final class Kept: @unchecked Sendable { var contexts: [RequestContext] = [] }
+        let kept = Kept()
+        let engine = Engine()
+        engine.setScriptRules(RuleSet([
+            try rule("GET", "/keep/:id", id: "keep") { ctx in
+                ctx.log("kept \(ctx.params["id"] ?? "?")")
+                kept.contexts.append(ctx)
+                return .text("ok")
+            },
+            try rule("GET", "/other/:id", id: "other") { ctx in .text(ctx.params["id"] ?? "?") },
+        ]))
+        _ = engine.handle(request("GET", "http://h/keep/1"))
+        for i in 0..<3 { _ = engine.handle(request("GET", "http://h/other/\(i)")) }
+        _ = engine.handle(request("GET", "http://h/keep/2"))
+        #expect(kept.contexts.map(\.request.path) == ["/keep/1", "/keep/2"])
+        #expect(kept.contexts.map { $0.params["id"] } == ["1", "2"])
+        #expect(kept.contexts.map(\.logs) == [["kept 1"], ["kept 2"]])
+        #expect(kept.contexts.map { $0.rule?.id } == ["keep", "keep"])
+    }
+
     @Test("journal timestamps follow the wall clock, or the pinned clock when there is one")
     func timestamps() throws {
         let real = Engine()
