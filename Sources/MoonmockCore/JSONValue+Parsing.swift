@@ -6,12 +6,16 @@ public struct JSONParseError: Error, CustomStringConvertible, Sendable, Equatabl
 }
 
 extension JSONValue {
+    /// How deep arrays and objects may nest in a document ``init(parsing:maxDepth:)`` accepts by
+    /// default (deeper is an error, not a stack overflow).
+    public static let maxParseDepth = 512
+
     /// Parses UTF-8 JSON (RFC 8259). Integers that fit `Int64` stay integers.
     ///
     /// ```swift
     /// let v = try JSONValue(parsing: Array("[1, 2.5, null]".utf8))
     /// ```
-    public init<C: Collection>(parsing bytes: C, maxDepth: Int = 512) throws where C.Element == UInt8 {
+    public init<C: Collection>(parsing bytes: C, maxDepth: Int = JSONValue.maxParseDepth) throws where C.Element == UInt8 {
         let value: JSONValue? = try bytes.withContiguousStorageIfAvailable { buf in
             var parser = JSONParser(buf, maxDepth: maxDepth)
             return try parser.parseDocument()

@@ -96,6 +96,9 @@ public struct Predicate: Sendable {
                 let names = items.compactMap { $0["operationName"]?.stringValue }
                 return "json.operationName: expected \(name), got a batch [\(names.joined(separator: ", "))]"
             default:
+                if req.body.isEmpty { return "json: body is empty" }
+                // Not JSON at all (a body cut short, say): say where it breaks.
+                do { _ = try JSONValue(parsing: req.body) } catch { return "json: body is not JSON (\(error))" }
                 return "json: body is not a GraphQL JSON object"
             }
         }

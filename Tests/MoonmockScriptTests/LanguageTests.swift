@@ -87,6 +87,12 @@ struct LanguageTests {
         let miss = engine.send("POST", "/graphql", body: #"{"operationName":"GetViewer"}"#)
         #expect(miss.status == 404)
         #expect(miss.nearMisses.first?.summary == "method ok; path ok; json.operationName: expected GetUser, got GetViewer")
+        // A body that names the operation but is not JSON (cut short) names none: no handler
+        // runs on a `req.json` that is nil, and the near miss says where the JSON breaks.
+        let cut = engine.send("POST", "/graphql", body: #"{"operationName":"GetUser","variables":{"id":7"#)
+        #expect(cut.status == 404)
+        #expect(cut.nearMisses.first?.mismatches == ["json: body is not JSON (invalid JSON at byte 46: unexpected end of input)"])
+        #expect(engine.send("POST", "/graphql", body: "").nearMisses.first?.mismatches == ["json: body is empty"])
     }
 
     @Test("mock.route ANDs query, headers, json, body and when")
