@@ -25,8 +25,10 @@ let package = Package(
         .systemLibrary(name: "CLinuxIO"),
         // The thread that arms a Lua call's instruction budget once the call runs long.
         .target(name: "CWatchdog"),
+        // A JSON object's member read without building the document (GraphQL's operationName).
+        .systemLibrary(name: "CJSONSkim"),
         .target(name: "LuaBridge", dependencies: ["CLua", "CWatchdog"]),
-        .target(name: "MoonmockCore"),
+        .target(name: "MoonmockCore", dependencies: ["CJSONSkim"]),
         .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
         .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript"]),
         .target(name: "MoonmockServer", dependencies: ["MoonmockCore", "MoonmockScript", "CMicroHTTPD", "CLinuxIO"]),

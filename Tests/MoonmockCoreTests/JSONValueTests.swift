@@ -93,6 +93,8 @@ struct JSONValueTests {
             #"{"operationName":"GetUser","variables":{"id":"7","n":[1,-2.5e3,true,null]},"query":"query GetUser($id: ID!) { user(id: $id) { id } }"}"#,
             #"{"query":"{ a(s: \"x\\y\") }","operationName":"A\u00e9\ud83d\ude00","extensions":{}}"#,
             #" {"a":{},"b":[],"operationName":"Z"} "#,
+            // Strings longer than the sixteen bytes scanned at a time, with escapes past them.
+            #"{"query":"query Long { aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa(x: "bbbbbbbbbbbbbbbbbbbbb\n") }","operationName":"Long0123456789abcdefghij"}"#,
         ].map { Array($0.utf8) }
         let alphabet = Array(#"{}[]:,"\ u0123456789.eE+-tfnrl/aDd"#.utf8) + [0x00, 0x01, 0x1F, 0x7F, 0x80, 0xC3, 0xFF, 0x0A]
         var random = SystemRandomNumberGenerator()
