@@ -69,84 +69,82 @@ static inline __attribute__((always_inline)) size_t mm_skim_stop(const unsigned 
     return i;
 }
 
-static inline int mm_skim_hex4(const unsigned char *b, size_t *i, size_t n, unsigned *out) {
-    if (n - *i < 4) return 0;
+/// Helpers take an index and return the index past what they read, or MM_SKIM_FAIL: no local
+/// of the loop has its address taken, so all of them stay in registers.
+#define MM_SKIM_FAIL ((size_t)-1)
+
+/// Four hex digits at b[i] as a number in *out.
+static inline size_t mm_skim_hex4(const unsigned char *b, size_t i, size_t n, unsigned *out) {
+    if (n - i < 4) return MM_SKIM_FAIL;
     unsigned v = 0;
     for (int k = 0; k < 4; k++) {
-        unsigned char c = b[*i + k];
+        unsigned char c = b[i + k];
         unsigned d;
         if (c >= '0' && c <= '9') d = c - '0';
         else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
         else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else return 0;
+        else return MM_SKIM_FAIL;
         v = v << 4 | d;
     }
-    *i += 4;
     *out = v;
-    return 1;
+    return i + 4;
 }
 
-/// The escape at b[*i] (its backslash), *i left past it; 0 when the parser would refuse it.
-static inline int mm_skim_escape(const unsigned char *b, size_t *i, size_t n) {
-    if (n - *i < 2) return 0;
-    unsigned char e = b[*i + 1];
-    *i += 2;
-    switch (e) {
+/// The escape at b[i] (its backslash), as the parser takes it.
+static inline size_t mm_skim_escape(const unsigned char *b, size_t i, size_t n) {
+    if (n - i < 2) return MM_SKIM_FAIL;
+    switch (b[i + 1]) {
     case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-        return 1;
+        return i + 2;
     case 'u': {
         unsigned high, low;
-        if (!mm_skim_hex4(b, i, n, &high)) return 0;
+        if ((i = mm_skim_hex4(b, i + 2, n, &high)) == MM_SKIM_FAIL) return MM_SKIM_FAIL;
         // A high surrogate followed by another \u escape must pair with a low one.
-        if (high >= 0xD800 && high < 0xDC00 && n - *i >= 2 && b[*i] == '\\' && b[*i + 1] == 'u') {
-            *i += 2;
-            if (!mm_skim_hex4(b, i, n, &low) || low < 0xDC00 || low >= 0xE000) return 0;
+        if (high >= 0xD800 && high < 0xDC00 && n - i >= 2 && b[i] == '\\' && b[i + 1] == 'u') {
+            if ((i = mm_skim_hex4(b, i + 2, n, &low)) == MM_SKIM_FAIL || low < 0xDC00 || low >= 0xE000) return MM_SKIM_FAIL;
         }
-        return 1;
+        return i;
     }
     default:
-        return 0;
+        return MM_SKIM_FAIL;
     }
 }
 
-/// The string at b[*i] (its opening quote), *i left past its closing quote.
-static inline __attribute__((always_inline)) int mm_skim_string(const unsigned char *b, size_t *i, size_t n, int *escaped) {
-    size_t k = *i + 1;
+/// The string at b[i] (its opening quote): the index past its closing quote; *escaped is set
+/// when it has escapes.
+static inline __attribute__((always_inline)) size_t mm_skim_string(const unsigned char *b, size_t i, size_t n, int *escaped) {
+    i++;
     for (;;) {
-        k = mm_skim_stop(b, k, n);
-        if (k >= n) return 0;
-        if (b[k] == '"') { *i = k + 1; return 1; }
-        if (b[k] != '\\') return 0;   // a control character
+        i = mm_skim_stop(b, i, n);
+        if (i >= n) return MM_SKIM_FAIL;
+        if (b[i] == '"') return i + 1;
+        if (b[i] != '\\') return MM_SKIM_FAIL;   // a control character
         *escaped = 1;
-        if (!mm_skim_escape(b, &k, n)) return 0;
+        if ((i = mm_skim_escape(b, i, n)) == MM_SKIM_FAIL) return MM_SKIM_FAIL;
     }
 }
 
 /// RFC 8259's number: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
-static inline int mm_skim_number(const unsigned char *b, size_t *i, size_t n) {
-    size_t k = *i;
-    if (b[k] == '-') k++;
-    if (k >= n || !mm_skim_is_digit(b[k])) return 0;
-    if (b[k] == '0') k++; else while (k < n && mm_skim_is_digit(b[k])) k++;
-    if (k < n && b[k] == '.') {
-        k++;
-        if (k >= n || !mm_skim_is_digit(b[k])) return 0;
-        while (k < n && mm_skim_is_digit(b[k])) k++;
+static inline size_t mm_skim_number(const unsigned char *b, size_t i, size_t n) {
+    if (b[i] == '-') i++;
+    if (i >= n || !mm_skim_is_digit(b[i])) return MM_SKIM_FAIL;
+    if (b[i] == '0') i++; else while (i < n && mm_skim_is_digit(b[i])) i++;
+    if (i < n && b[i] == '.') {
+        i++;
+        if (i >= n || !mm_skim_is_digit(b[i])) return MM_SKIM_FAIL;
+        while (i < n && mm_skim_is_digit(b[i])) i++;
     }
-    if (k < n && (b[k] == 'e' || b[k] == 'E')) {
-        k++;
-        if (k < n && (b[k] == '+' || b[k] == '-')) k++;
-        if (k >= n || !mm_skim_is_digit(b[k])) return 0;
-        while (k < n && mm_skim_is_digit(b[k])) k++;
+    if (i < n && (b[i] == 'e' || b[i] == 'E')) {
+        i++;
+        if (i < n && (b[i] == '+' || b[i] == '-')) i++;
+        if (i >= n || !mm_skim_is_digit(b[i])) return MM_SKIM_FAIL;
+        while (i < n && mm_skim_is_digit(b[i])) i++;
     }
-    *i = k;
-    return 1;
+    return i;
 }
 
-static inline int mm_skim_literal(const unsigned char *b, size_t *i, size_t n, const char *word, size_t len) {
-    if (n - *i < len || memcmp(b + *i, word, len) != 0) return 0;
-    *i += len;
-    return 1;
+static inline size_t mm_skim_literal(const unsigned char *b, size_t i, size_t n, const char *word, size_t len) {
+    return n - i < len || memcmp(b + i, word, len) != 0 ? MM_SKIM_FAIL : i + len;
 }
 
 /// Checks `b[0..<n]` and finds its top-level member `name`. Returns 1 when `b` is a valid JSON
@@ -157,23 +155,20 @@ static inline int mm_json_skim(const unsigned char *b, size_t n, const unsigned 
     // Whether each open container is an object, a bit per depth (depth 1 is bit 1).
     uint64_t objects[(4096 + 64) / 64];
     if (max_depth < 1 || max_depth > 4096) return 0;
-    size_t i = 0;
-    int depth = 0, named = 0;
-    out->found = 0;
-    out->escaped = 0;
-    out->escaped_key = 0;
+    size_t i = 0, start = 0, end = 0;
+    int depth = 0, named = 0, found = 0, escaped = 0, escaped_key = 0;
     while (i < n && mm_skim_is_space(b[i])) i++;
     if (i >= n || b[i] != '{') return 0;
     for (;;) {
         while (i < n && mm_skim_is_space(b[i])) i++;
-        if (i >= n) return depth == 0 && at == AFTER_VALUE;
+        if (i >= n) break;
         unsigned char c = b[i];
         switch (at) {
         case VALUE: {
             int is_named = named;
             named = 0;
             at = AFTER_VALUE;
-            if (is_named) out->found = 2;   // unless a string, below
+            if (is_named) found = 2;   // unless a string, below
             switch (c) {
             case '{': case '[': {
                 int object = c == '{';
@@ -185,25 +180,27 @@ static inline int mm_json_skim(const unsigned char *b, size_t n, const unsigned 
                 if (i >= n) return 0;
                 if (b[i] == (object ? '}' : ']')) { i++; depth--; }
                 else at = object ? KEY : VALUE;
-                break;
+                continue;
             }
             case '"': {
-                size_t start = i + 1;
-                int escaped = 0;
-                if (!mm_skim_string(b, &i, n, &escaped)) return 0;
-                if (is_named) { out->found = 1; out->start = start; out->end = i - 1; out->escaped = escaped; }
-                break;
+                int e = 0;
+                size_t past = mm_skim_string(b, i, n, &e);
+                if (past == MM_SKIM_FAIL) return 0;
+                if (is_named) { found = 1; start = i + 1; end = past - 1; escaped = e; }
+                i = past;
+                continue;
             }
-            case 't': if (!mm_skim_literal(b, &i, n, "true", 4)) return 0; break;
-            case 'f': if (!mm_skim_literal(b, &i, n, "false", 5)) return 0; break;
-            case 'n': if (!mm_skim_literal(b, &i, n, "null", 4)) return 0; break;
+            case 't': i = mm_skim_literal(b, i, n, "true", 4); break;
+            case 'f': i = mm_skim_literal(b, i, n, "false", 5); break;
+            case 'n': i = mm_skim_literal(b, i, n, "null", 4); break;
             case '-': case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
-                if (!mm_skim_number(b, &i, n)) return 0;
+                i = mm_skim_number(b, i, n);
                 break;
             default:
                 return 0;
             }
-            break;
+            if (i == MM_SKIM_FAIL) return 0;
+            continue;
         }
         case AFTER_VALUE: {
             if (depth == 0) return 0;   // bytes after the document
@@ -211,26 +208,34 @@ static inline int mm_json_skim(const unsigned char *b, size_t n, const unsigned 
             if (c == ',') { i++; at = object ? KEY : VALUE; }
             else if (c == (object ? '}' : ']')) { i++; depth--; }
             else return 0;
-            break;
+            continue;
         }
         case KEY: {
             if (c != '"') return 0;
-            size_t start = i + 1;
-            int escaped = 0;
-            if (!mm_skim_string(b, &i, n, &escaped)) return 0;
+            int e = 0;
+            size_t past = mm_skim_string(b, i, n, &e);
+            if (past == MM_SKIM_FAIL) return 0;
             if (depth == 1) {
-                out->escaped_key |= escaped;
-                size_t len = i - 1 - start;
-                named = !escaped && len == name_len && (len == 0 || memcmp(b + start, name, len) == 0);
+                escaped_key |= e;
+                size_t len = past - 2 - i;
+                named = !e && len == name_len && (len == 0 || memcmp(b + i + 1, name, len) == 0);
             }
+            i = past;
             while (i < n && mm_skim_is_space(b[i])) i++;
             if (i >= n || b[i] != ':') return 0;
             i++;
             at = VALUE;
-            break;
+            continue;
         }
         }
     }
+    if (depth != 0 || at != AFTER_VALUE) return 0;
+    out->found = found;
+    out->start = start;
+    out->end = end;
+    out->escaped = escaped;
+    out->escaped_key = escaped_key;
+    return 1;
 }
 
 #endif
