@@ -94,8 +94,9 @@ struct JSONValueTests {
             #"{"query":"{ a(s: \"x\\y\") }","operationName":"A\u00e9\ud83d\ude00","extensions":{}}"#,
             #" {"a":{},"b":[],"operationName":"Z"} "#,
             // Strings longer than the sixteen bytes scanned at a time, with escapes past them.
-            #"{"query":"query Long { aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa(x: "bbbbbbbbbbbbbbbbbbbbb\n") }","operationName":"Long0123456789abcdefghij"}"#,
+            #"{"query":"query Long { aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa(x: \"bbbbbbbbbbbbbbbbbbbbb\\n\") }","operationName":"Long0123456789abcdefghij"}"#,
         ].map { Array($0.utf8) }
+        #expect(seeds.allSatisfy { (try? JSONValue(parsing: $0)) != nil }, "every seed is JSON")
         let alphabet = Array(#"{}[]:,"\ u0123456789.eE+-tfnrl/aDd"#.utf8) + [0x00, 0x01, 0x1F, 0x7F, 0x80, 0xC3, 0xFF, 0x0A]
         var random = SystemRandomNumberGenerator()
         var valid = 0
