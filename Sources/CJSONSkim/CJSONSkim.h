@@ -29,7 +29,6 @@ typedef struct {
     int escaped_key;
 } mm_json_skim_result;
 
-
 static inline int mm_skim_is_space(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 static inline int mm_skim_is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
