@@ -25,9 +25,11 @@ let package = Package(
         .systemLibrary(name: "CLinuxIO"),
         // The thread that arms a Lua call's instruction budget once the call runs long.
         .target(name: "CWatchdog"),
-        // A JSON object's member read without building the document (GraphQL's operationName).
+        // A JSON object's member read without building the document (GraphQL's operationName),
+        // and the scan of string text that CLua's JSON decoder shares with it.
         .systemLibrary(name: "CJSONSkim"),
-        .target(name: "LuaBridge", dependencies: ["CLua", "CWatchdog"]),
+        // CJSONSkim too: CLua's json.h includes it, so a module importing CLua needs its module map.
+        .target(name: "LuaBridge", dependencies: ["CLua", "CWatchdog", "CJSONSkim"]),
         .target(name: "MoonmockCore", dependencies: ["CJSONSkim"]),
         .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
         .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript"]),

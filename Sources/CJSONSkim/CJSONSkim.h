@@ -9,7 +9,8 @@
 // movemask to find the first hit with). Header-only (static inline, compiled into the Swift
 // module that imports it, as CLua's json.h): built as a C target of its own, this code made
 // valgrind 3.19 (scripts/bench-instructions) give up reading the binary's debug information,
-// which CWatchdog's C target does not; why was not found.
+// which CWatchdog's C target does not; why was not found. CLua's JSON decoder includes this
+// header for mm_skim_stop, so that the scan of string text is written once.
 
 #include <stddef.h>
 #include <stdint.h>

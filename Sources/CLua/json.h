@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+// mm_skim_stop: the scan of string text that the operation-name check uses too (one copy).
+#include "../CJSONSkim/CJSONSkim.h"
 
 // The common case of encoding a handler's result as JSON, in C: walking a Lua table from Swift
 // costs a retain, a release and a uniqueness check per byte appended. This encoder covers the
@@ -374,33 +373,9 @@ static inline void mm_json_space(mm_json_reader *r) {
 static int mm_json_read_string(lua_State *L, mm_json_reader *r) {
     const unsigned char *s = r->s;
     size_t start = r->i + 1, i = start, n = r->n;
-    // Plain text sixteen bytes at a time where SSE2 is, then eight (a query string is most of a
-    // GraphQL body); the block that holds a stop goes straight to its first one. The last few
-    // bytes go by byte.
-    int stopped = 0;
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1F);
-    while (n - i >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        // A byte <= 0x1F (unsigned) is one where max(v, 0x1F) == 0x1F.
-        int mask = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
-                                                  _mm_cmpeq_epi8(_mm_max_epu8(v, control), control)));
-        if (mask) { i += (size_t)__builtin_ctz((unsigned)mask); stopped = 1; break; }
-        i += 16;
-    }
-#endif
-    while (!stopped && n - i >= 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        uint64_t stops = mm_json_word_stop_bits(w);
-        if (stops != 0) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            i += (size_t)__builtin_ctzll(stops) / 8;
-#endif
-            break;
-        }
-        i += 8;
-    }
+    // Plain text sixteen bytes at a time where SSE2 is, else eight (a query string is most of
+    // a GraphQL body), to the first quote, backslash or control byte.
+    i = mm_skim_stop(s, i, n);
     while (i < n) {
         unsigned char c = s[i];
         if (c == '"') {
