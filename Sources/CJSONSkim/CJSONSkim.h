@@ -33,10 +33,18 @@ typedef struct {
 static inline int mm_skim_is_space(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 static inline int mm_skim_is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
+/// The high bit of each byte of `w` that is a '"', a '\\' or a control byte (below 0x20): the
+/// bytes that end a run of plain string text. A zero byte of w ^ '"' or w ^ '\\', or a byte
+/// below 0x20, sets its high bit; a false hit can only sit above a true one (borrows), so the
+/// lowest set bit is exact, and on a little-endian machine it is the first such byte.
+static inline uint64_t mm_skim_word_stops(uint64_t w) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t q = w ^ 0x2222222222222222ull, s = w ^ 0x5C5C5C5C5C5C5C5Cull;
+    return (((q - ones) & ~q) | ((s - ones) & ~s) | ((w - 0x2020202020202020ull) & ~w)) & highs;
+}
+
 /// The first '"', '\\' or control character (below 0x20) at or after `i`; `n` when none. Sixteen
-/// bytes at a time where SSE2 is (most of a GraphQL body is the query's text), then eight: in a
-/// word, a zero byte of w ^ '"' or w ^ '\\', or a byte below 0x20, sets its high bit, and a
-/// false hit can only sit above a true one, so the lowest set bit is exact.
+/// bytes at a time where SSE2 is (most of a GraphQL body is the query's text), then eight.
 static inline __attribute__((always_inline)) size_t mm_skim_stop(const unsigned char *b, size_t i, size_t n) {
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1F);
@@ -53,9 +61,7 @@ static inline __attribute__((always_inline)) size_t mm_skim_stop(const unsigned 
     while (n - i >= 8) {
         uint64_t w;
         memcpy(&w, b + i, 8);
-        const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-        uint64_t q = w ^ 0x2222222222222222ull, s = w ^ 0x5C5C5C5C5C5C5C5Cull;
-        uint64_t hits = (((q - ones) & ~q) | ((s - ones) & ~s) | ((w - 0x2020202020202020ull) & ~w)) & highs;
+        uint64_t hits = mm_skim_word_stops(w);
         if (hits) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
             return i + (size_t)__builtin_ctzll(hits) / 8;

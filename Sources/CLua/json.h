@@ -81,18 +81,6 @@ static inline int mm_json_int(mm_buf *b, lua_Integer v) {
     return 1;
 }
 
-/// The high bit of each byte of `w` that is a quote, a backslash or a control byte (below 0x20):
-/// the bytes that end a run of plain string text. Bytes above a match may be flagged too
-/// (borrows), so the lowest flag is exact, and on a little-endian machine it is the first byte.
-static inline uint64_t mm_json_word_stop_bits(uint64_t w) {
-    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-    uint64_t quote = w ^ 0x2222222222222222ULL, slash = w ^ 0x5C5C5C5C5C5C5C5CULL;
-    return (((quote - ones) & ~quote) | ((slash - ones) & ~slash) | ((w - 0x2020202020202020ULL) & ~w)) & highs;
-}
-
-/// Whether any byte of `w` ends a run of plain string text (see mm_json_word_stop_bits).
-static inline int mm_json_word_stops(uint64_t w) { return mm_json_word_stop_bits(w) != 0; }
-
 /// A string is taken when every byte is printable ASCII other than `"` and `\`.
 static inline int mm_json_plain(const char *s, size_t n) {
     size_t i = 0;
@@ -100,7 +88,7 @@ static inline int mm_json_plain(const char *s, size_t n) {
     for (; n - i >= 8; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
-        if ((w & 0x8080808080808080ULL) || mm_json_word_stops(w)) break;
+        if ((w & 0x8080808080808080ULL) || mm_skim_word_stops(w)) break;
     }
     for (; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
