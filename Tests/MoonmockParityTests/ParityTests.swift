@@ -284,3 +284,41 @@ struct FaultParityTests {
         #expect(reply.headers["content-length"] == "13")
     }
 }
+
+@Suite("Bytes through both doors")
+struct BytesParityTests {
+    static let script = #"""
+    mock.get("/p/:id", function(req) return { id = req.params.id, path = req.path } end)
+    mock.get("/q", function(req) return { first = req.query.a, all = req.query_all.a, b = req.query.b } end)
+    mock.post("/len", function(req) return { n = #req.body, first = string.byte(req.body, 1), last = string.byte(req.body, #req.body) } end)
+    mock.get("/text", { text = "héllo ✓ 🎉", escaped = "a\"b\\c\n\t" })
+    mock.get("/nocontent", mock.status(204))
+    """#
+
+    @Test("percent-encoded captures, repeated query keys, Unicode and escapes, 204", arguments: Door.allCases)
+    func encodings(door: Door) async throws {
+        let served = try Served(Self.script, door: door)
+        defer { served.stop() }
+        #expect(try await served.fetch("/p/a%20b").body == #"{"id":"a b","path":"/p/a%20b"}"#)
+        #expect(try await served.fetch("/p/caf%C3%A9").body == #"{"id":"café","path":"/p/caf%C3%A9"}"#)
+        #expect(try await served.fetch("/q?a=1&a=2&b=x%26y").body == #"{"all":["1","2"],"b":"x&y","first":"1"}"#)
+        #expect(try await served.fetch("/text").body == #"{"escaped":"a\"b\\c\n\t","text":"héllo ✓ 🎉"}"#)
+        let empty = try await served.fetch("/nocontent")
+        #expect(empty.status == 204 && empty.body.isEmpty)
+    }
+
+    @Test("a 300 KB binary body reaches the handler byte for byte", arguments: Door.allCases)
+    func binaryBody(door: Door) async throws {
+        let served = try Served(Self.script, door: door)
+        defer { served.stop() }
+        var bytes = [UInt8](repeating: 0xFF, count: 300_000)
+        bytes[0] = 0
+        bytes[bytes.count - 1] = 0x80
+        var request = URLRequest(url: URL(string: served.baseURL + "/len")!, timeoutInterval: 10)
+        request.httpMethod = "POST"
+        request.httpBody = Data(bytes)
+        let (data, response) = try await served.session.data(for: request)
+        #expect((response as! HTTPURLResponse).statusCode == 200)
+        #expect(String(decoding: data, as: UTF8.self) == #"{"first":0,"last":128,"n":300000}"#)
+    }
+}
