@@ -212,8 +212,10 @@ struct FaultParityTests {
     static func failure(_ served: Served, _ path: String) async -> URLError.Code? {
         var request = URLRequest(url: URL(string: served.baseURL + path)!, timeoutInterval: 1)
         request.httpMethod = "GET"
+        let session = session(served)
+        defer { session.finishTasksAndInvalidate() }
         do {
-            _ = try await session(served).data(for: request)
+            _ = try await session.data(for: request)
             return nil
         } catch let error as URLError {
             return error.code
