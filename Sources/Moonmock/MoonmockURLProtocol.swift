@@ -98,7 +98,14 @@ public class MoonmockURLProtocol: URLProtocol {
                 dribbleWhole = Self.completionHandlerTakesLastChunkOnly(task)
             }
             if milliseconds > 0 {
-                schedule(after: milliseconds / 1000) { me in me.send(delivery) }
+                // Nothing reaches the client while it waits, so a delay past the task's timeout
+                // ends as it would over the network: in a timeout, when the timeout is up.
+                let timeout = idleTimeout
+                if let timeout, milliseconds / 1000 > timeout {
+                    schedule(after: timeout) { me in me.fail(URLError(.timedOut)) }
+                } else {
+                    schedule(after: milliseconds / 1000) { me in me.send(delivery) }
+                }
             } else {
                 send(delivery)
             }
@@ -129,8 +136,7 @@ public class MoonmockURLProtocol: URLProtocol {
         case .error(let failure)?: fail(failure.error)
         case .timeout?:
             // Hold, never answer: the client gives up after its own timeout.
-            let wait = request.timeoutInterval > 0 ? request.timeoutInterval : 60
-            schedule(after: wait) { me in me.fail(URLError(.timedOut)) }
+            schedule(after: idleTimeout ?? 60) { me in me.fail(URLError(.timedOut)) }
         case .dribble(let bytesPerSecond)?:
             guard sendHead(delivery) else { return }
             let body = delivery.body
@@ -149,6 +155,27 @@ public class MoonmockURLProtocol: URLProtocol {
             finish()
         }
     }
+
+    /// How long the task waits for a response before it fails with `.timedOut`, as URLSession
+    /// decides for a request it sends over the network: the request's `timeoutInterval` when
+    /// it was given one, else the session's `timeoutIntervalForRequest`. (URLSession records
+    /// whether a request's interval was set, out of reach of a `URLProtocol`; an interval other
+    /// than the default 60 s counts as set.) `nil`: no timeout (zero, negative or not finite).
+    ///
+    /// ```swift
+    /// configuration.timeoutIntervalForRequest = 2   // a default request then times out after 2 s
+    /// ```
+    var idleTimeout: TimeInterval? {
+        var timeout = request.timeoutInterval
+        if timeout == Self.defaultRequestTimeout,
+           let session = task.flatMap({ Self.reflectedChild($0, "session") }) as? URLSession {
+            timeout = session.configuration.timeoutIntervalForRequest
+        }
+        return timeout.isFinite && timeout > 0 ? timeout : nil
+    }
+
+    /// `URLRequest`'s own timeout until one is set.
+    private static let defaultRequestTimeout: TimeInterval = URLRequest(url: URL(string: "http://localhost/")!).timeoutInterval
 
     /// Sends the status line and headers; `false` when loading was stopped or they could not
     /// be sent (then the task has failed).

@@ -66,7 +66,8 @@ final class Served: Sendable {
         return server
     }
 
-    func stop() { server?.stop() }
+    /// Stops the server without waiting for requests a test left held or delayed.
+    func stop() { server?.stop(drainSeconds: 0) }
 
     struct Reply: Sendable {
         let status: Int
