@@ -243,38 +243,35 @@ struct FaultParityTests {
         #expect(try await served.fetch("/users/2").status == 200)
     }
 
-    @Test("a held request times out after the session's timeout", arguments: Door.allCases)
-    func held(door: Door) async throws {
-        let served = try Served(Self.script, door: door)
+    /// A GET of `path` that must end in `.timedOut` after about 1 s (the timeout in force):
+    /// not at URLRequest's default 60 s, nor when a 60 s delay is over. The upper bound is
+    /// loose: tests running in parallel can hold up this task's resumption.
+    static func expectTimeoutAfterOneSecond(_ door: Door, _ path: String, timeout: TimeInterval? = nil,
+                                            sessionTimeout: TimeInterval = 1) async throws {
+        let served = try Served(script, door: door)
         defer { served.stop() }
         let started = Date()
-        #expect(await Self.failure(served, "/hang") == .timedOut)
+        #expect(await failure(served, path, timeout: timeout, sessionTimeout: sessionTimeout) == .timedOut)
         let waited = Date().timeIntervalSince(started)
-        // 1 s, not URLRequest's default 60 s (loose: parallel tests can delay this task).
         #expect(waited >= 0.9 && waited < 30)
+    }
+
+    @Test("a held request times out after the session's timeout", arguments: Door.allCases)
+    func held(door: Door) async throws {
+        try await Self.expectTimeoutAfterOneSecond(door, "/hang")
     }
 
     @Test("a request's own timeout comes before the session's", arguments: Door.allCases)
     func requestTimeout(door: Door) async throws {
-        let served = try Served(Self.script, door: door)
-        defer { served.stop() }
-        let started = Date()
-        #expect(await Self.failure(served, "/hang", timeout: 1, sessionTimeout: 60) == .timedOut)
-        let waited = Date().timeIntervalSince(started)
-        #expect(waited >= 0.9 && waited < 30)
+        try await Self.expectTimeoutAfterOneSecond(door, "/hang", timeout: 1, sessionTimeout: 60)
     }
 
     @Test("a delay longer than the timeout ends in a timeout, when the timeout is up", arguments: Door.allCases)
     func delayPastTimeout(door: Door) async throws {
+        try await Self.expectTimeoutAfterOneSecond(door, "/late")
+        // A delay within the timeout is answered.
         let served = try Served(Self.script, door: door)
         defer { served.stop() }
-        let started = Date()
-        #expect(await Self.failure(served, "/late") == .timedOut)
-        let waited = Date().timeIntervalSince(started)
-        // At the timeout (1 s), long before the answer would have come (60 s). The bound is
-        // loose: other tests running in parallel can hold up this task's resumption.
-        #expect(waited >= 0.9 && waited < 30)
-        // A delay within the timeout is answered.
         #expect(await Self.failure(served, "/brief") == nil)
     }
 
