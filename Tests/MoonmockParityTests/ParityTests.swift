@@ -347,3 +347,42 @@ struct BytesParityTests {
     }
 }
 
+
+@Suite("Edges through both doors")
+struct EdgeParityTests {
+    static let script = #"""
+    mock.get("/q", function(req) return { q = req.query.q } end)
+    mock.get("/p/:id", function(req) return { id = req.params.id } end)
+    mock.get("/big", function() return string.rep("x", 1000000) end)
+    mock.route { method = "OPTIONS", path = "/opt", respond = mock.status(204) }
+    """#
+
+    @Test("'+' and %2B in a query, %2F in a capture, a trailing slash, OPTIONS, a 1 MB body", arguments: Door.allCases)
+    func edges(door: Door) async throws {
+        let served = try Served(Self.script, door: door)
+        defer { served.stop() }
+        #expect(try await served.fetch("/q?q=a+b%2Bc").body == #"{"q":"a b+c"}"#)
+        #expect(try await served.fetch("/p/a%2Fb").body == #"{"id":"a/b"}"#)
+        #expect(try await served.fetch("/p/7/").body == #"{"id":"7"}"#)
+        #expect(try await served.fetch("/opt", method: "OPTIONS").status == 204)
+        let big = try await served.fetch("/big")
+        #expect(big.status == 200 && big.body.utf8.count == 1_000_000 && big.body.allSatisfy { $0 == "x" })
+    }
+
+    @Test("Swift stubs answer through the socket too", arguments: Door.allCases)
+    func swiftStubs(door: Door) async throws {
+        let served = try Served(Self.script, door: door)
+        defer { served.stop() }
+        served.moonmock.stub(.http(.get, uri: "/avatar/{id}"), .http(status: 404, body: Data("no avatar".utf8)))
+        served.moonmock.stub(.path("/offline"), .failure(URLError(.cannotFindHost)))
+        let avatar = try await served.fetch("/avatar/3")
+        #expect(avatar.status == 404 && avatar.body == "no avatar")
+        // A Swift error cannot travel over the wire: the server resets the connection.
+        do {
+            _ = try await served.fetch("/offline")
+            Issue.record("expected the request to fail")
+        } catch let error as URLError {
+            #expect(error.code == (door == .inProcess ? .cannotFindHost : .networkConnectionLost))
+        }
+    }
+}
