@@ -185,9 +185,31 @@ public class MoonmockURLProtocol: URLProtocol {
             fail(URLError(.badServerResponse))
             return false
         }
+        storeCookies(delivery.response, url: http.url ?? request.url)
         // Redirects are delivered as plain 3xx responses: wasRedirectedTo crashes on Linux.
         client?.urlProtocol(self, didReceive: http, cacheStoragePolicy: .notAllowed)
         return true
+    }
+
+    /// Keeps the response's cookies as URLSession keeps those of a response it receives over the
+    /// network (a `URLProtocol`'s it leaves alone): in the session's cookie storage, when the
+    /// session sets cookies and the request handles them. The session's next request to the
+    /// cookie's domain and path then carries it, as it would against a server.
+    ///
+    /// ```lua
+    /// mock.post("/login", mock.json({ ok = true }, { headers = { ["Set-Cookie"] = "sid=abc; Path=/" } }))
+    /// mock.get("/me", function(req) return { sid = req.headers["cookie"] } end)   -- "sid=abc"
+    /// ```
+    private func storeCookies(_ response: MockResponse, url: URL?) {
+        let values = response.headers.values("Set-Cookie")
+        guard !values.isEmpty, let url, request.httpShouldHandleCookies,
+              let session = task.flatMap({ Self.reflectedChild($0, "session") }) as? URLSession else { return }
+        let configuration = session.configuration
+        guard configuration.httpShouldSetCookies, configuration.httpCookieAcceptPolicy != .never,
+              let storage = configuration.httpCookieStorage else { return }
+        // One field at a time: a date in `Expires` has a comma, so joined fields would not split back.
+        let cookies = values.flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: url) }
+        if !cookies.isEmpty { storage.setCookies(cookies, for: url, mainDocumentURL: request.mainDocumentURL) }
     }
 
     /// Sends `body` in slices so that it arrives at about `bytesPerSecond`.

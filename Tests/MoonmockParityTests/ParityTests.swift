@@ -386,3 +386,48 @@ struct EdgeParityTests {
         }
     }
 }
+
+@Suite("Cookies through both doors")
+struct CookieParityTests {
+    static let script = #"""
+    mock.post("/login", mock.json({ ok = true }, { headers = { ["Set-Cookie"] = "sid=abc123; Path=/" } }))
+    mock.get("/prefs", mock.json({ ok = true }, { headers = { ["Set-Cookie"] = "theme=dark; Path=/; Expires=Wed, 21 Oct 2099 07:28:00 GMT" } }))
+    mock.get("/me", function(req) return { cookie = req.headers["cookie"] or "none" } end)
+    """#
+
+    /// A session for `door` with its own cookie storage; `setCookies` as the configuration's.
+    static func session(_ served: Served, setCookies: Bool = true) -> URLSession {
+        let configuration = served.door == .inProcess ? served.moonmock.makeConfiguration() : URLSessionConfiguration.ephemeral
+        configuration.httpShouldSetCookies = setCookies
+        return URLSession(configuration: configuration)
+    }
+
+    @Test("a cookie a response sets goes with the session's next requests", arguments: Door.allCases)
+    func roundTrip(door: Door) async throws {
+        let served = try Served(Self.script, door: door)
+        defer { served.stop() }
+        let session = Self.session(served)
+        defer { session.finishTasksAndInvalidate() }
+        #expect(try await Served.fetch(session, served.baseURL + "/me").body == #"{"cookie":"none"}"#)
+        _ = try await Served.fetch(session, served.baseURL + "/login", method: "POST", body: "user=a")
+        #expect(try await Served.fetch(session, served.baseURL + "/me").body == #"{"cookie":"sid=abc123"}"#)
+        // A second cookie, with an Expires date (a comma inside the field), joins the first.
+        _ = try await Served.fetch(session, served.baseURL + "/prefs")
+        let both = try await Served.fetch(session, served.baseURL + "/me").body
+        #expect(both.contains("sid=abc123") && both.contains("theme=dark"))
+        // Another session has its own storage.
+        let other = Self.session(served)
+        defer { other.finishTasksAndInvalidate() }
+        #expect(try await Served.fetch(other, served.baseURL + "/me").body == #"{"cookie":"none"}"#)
+    }
+
+    @Test("a session that does not set cookies keeps none", arguments: Door.allCases)
+    func notSet(door: Door) async throws {
+        let served = try Served(Self.script, door: door)
+        defer { served.stop() }
+        let session = Self.session(served, setCookies: false)
+        defer { session.finishTasksAndInvalidate() }
+        _ = try await Served.fetch(session, served.baseURL + "/login", method: "POST", body: "user=a")
+        #expect(try await Served.fetch(session, served.baseURL + "/me").body == #"{"cookie":"none"}"#)
+    }
+}
