@@ -9,7 +9,7 @@ import MoonmockCore
 /// ready as the objects URLSession takes.
 ///
 /// ```swift
-/// let answer = Answer(request, owner)   // the engine runs here
+/// let answer = Answer(request, owner, sessionHeaders: nil)   // the engine runs here
 /// if case .respond(let delivery, let delay) = answer { … }
 /// ```
 enum Answer {
@@ -21,8 +21,9 @@ enum Answer {
     case passThrough
 
     /// Runs `request` through `owner`'s engine, logs it and prepares what to deliver.
-    init(_ request: URLRequest, _ owner: Moonmock) {
-        let exchange = owner.engine.handle(MockRequest(request))
+    /// `sessionHeaders` are the session's `httpAdditionalHeaders` (see ``MockRequest/init(_:sessionHeaders:)``).
+    init(_ request: URLRequest, _ owner: Moonmock, sessionHeaders: [String: String]? = nil) {
+        let exchange = owner.engine.handle(MockRequest(request, sessionHeaders: sessionHeaders))
         let policy = owner.unmatchedPolicy, logging = owner.logging
         let head = exchange.request.method == "HEAD"
         if exchange.matched {

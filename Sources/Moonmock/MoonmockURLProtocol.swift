@@ -75,7 +75,7 @@ public class MoonmockURLProtocol: URLProtocol {
         self.init(request: task.originalRequest ?? URLRequest(url: URL(string: "http://localhost/")!), cachedResponse: cachedResponse, client: client)
         self.task = task
         if task.state == .running, let owner = Self.owner {
-            answer = Answer(request, owner)
+            answer = Answer(request, owner, sessionHeaders: SessionFacts.of(task)?.additionalHeaders)
         }
     }
     #endif
@@ -86,7 +86,7 @@ public class MoonmockURLProtocol: URLProtocol {
             answer = early
             self.answer = nil
         } else if let owner = Self.owner {
-            answer = Answer(request, owner)
+            answer = Answer(request, owner, sessionHeaders: SessionFacts.of(task)?.additionalHeaders)
         } else {
             fail(MoonmockError.released(request.url?.absoluteString ?? "?"))
             return
@@ -167,9 +167,8 @@ public class MoonmockURLProtocol: URLProtocol {
     /// ```
     var idleTimeout: TimeInterval? {
         var timeout = request.timeoutInterval
-        if timeout == Self.defaultRequestTimeout,
-           let session = task.flatMap({ Self.reflectedChild($0, "session") }) as? URLSession {
-            timeout = session.configuration.timeoutIntervalForRequest
+        if timeout == Self.defaultRequestTimeout, let session = SessionFacts.of(task) {
+            timeout = session.timeoutIntervalForRequest
         }
         return timeout.isFinite && timeout > 0 ? timeout : nil
     }
@@ -203,10 +202,7 @@ public class MoonmockURLProtocol: URLProtocol {
     private func storeCookies(_ response: MockResponse, url: URL?) {
         let values = response.headers.values("Set-Cookie")
         guard !values.isEmpty, let url, request.httpShouldHandleCookies,
-              let session = task.flatMap({ Self.reflectedChild($0, "session") }) as? URLSession else { return }
-        let configuration = session.configuration
-        guard configuration.httpShouldSetCookies, configuration.httpCookieAcceptPolicy != .never,
-              let storage = configuration.httpCookieStorage else { return }
+              let storage = SessionFacts.of(task)?.cookieStorage else { return }
         // One field at a time: a date in `Expires` has a comma, so joined fields would not split back.
         let cookies = values.flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: url) }
         if !cookies.isEmpty { storage.setCookies(cookies, for: url, mainDocumentURL: request.mainDocumentURL) }
@@ -282,7 +278,7 @@ public class MoonmockURLProtocol: URLProtocol {
     }
 
     /// The stored property `label` of `value` (its class's or a superclass's), unwrapped.
-    private static func reflectedChild(_ value: Any, _ label: String) -> Any? {
+    static func reflectedChild(_ value: Any, _ label: String) -> Any? {
         func unwrap(_ value: Any) -> Any? {
             let m = Mirror(reflecting: value)
             guard m.displayStyle == .optional else { return value }
@@ -356,17 +352,29 @@ struct Unchecked<T>: @unchecked Sendable {
 }
 
 extension MockRequest {
-    /// The request as the engine sees it; the body comes from `httpBody`, else from
-    /// `httpBodyStream` (Apple platforms move bodies there).
-    package init(_ request: URLRequest) {
-        var headers = HTTPHeaders()
-        if let fields = request.allHTTPHeaderFields, !fields.isEmpty {
-            // Sorted so that the journal shows them in the same order every run.
-            if fields.count == 1 {
-                for (name, value) in fields { headers.add(name, value) }
-            } else {
-                for (name, value) in fields.sorted(by: { $0.key < $1.key }) { headers.add(name, value) }
-            }
+    /// The request as the engine sees it, with the header fields URLSession would send with it
+    /// over the network: the session's `httpAdditionalHeaders` (the request's own fields win),
+    /// `Host`, `Accept: */*`, and for a body its `Content-Length` and, on a `POST` without a
+    /// `Content-Type`, `application/x-www-form-urlencoded`. The body comes from `httpBody`, else
+    /// from `httpBodyStream` (Apple platforms move bodies there).
+    ///
+    /// ```swift
+    /// let request = MockRequest(urlRequest, sessionHeaders: configuration.httpAdditionalHeaders)
+    /// request.headers["authorization"]   // from the session when the request has none
+    /// ```
+    package init(_ request: URLRequest, sessionHeaders: [String: String]? = nil) {
+        var fields: [(String, String)] = []
+        var names = Set<String>()
+        // Sorted so that the journal shows them in the same order every run.
+        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
+            fields.append((name, value))
+            names.insert(name.lowercased())
+        }
+        func add(_ name: String, _ value: String) {
+            if names.insert(name.lowercased()).inserted { fields.append((name, value)) }
+        }
+        if let sessionHeaders {
+            for (name, value) in sessionHeaders.sorted(by: { $0.key < $1.key }) { add(name, value) }
         }
         // Copied through a raw buffer (one memcpy): the generic Data-to-Array path goes byte by byte.
         var body = request.httpBody.map { data in data.withUnsafeBytes { [UInt8]($0) } } ?? []
@@ -380,7 +388,16 @@ extension MockRequest {
                 body.append(contentsOf: buffer[0..<n])
             }
         }
-        self.init(method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "http://localhost/",
-                  headers: headers, body: body)
+        let method = request.httpMethod ?? "GET"
+        if let host = request.url?.host {
+            add("Host", request.url?.port.map { "\(host):\($0)" } ?? host)
+        }
+        add("Accept", "*/*")
+        if !body.isEmpty {
+            add("Content-Length", String(body.count))
+            if method == "POST" { add("Content-Type", "application/x-www-form-urlencoded") }
+        }
+        self.init(method: method, url: request.url?.absoluteString ?? "http://localhost/",
+                  headers: HTTPHeaders(fields), body: body)
     }
 }

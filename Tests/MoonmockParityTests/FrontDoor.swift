@@ -66,6 +66,33 @@ final class Served: Sendable {
         return server
     }
 
+    /// A session of its own through this door (the instance's protocol in-process, plain over
+    /// the socket), its configuration changed by `configure` first.
+    ///
+    /// ```swift
+    /// let session = served.makeSession { $0.timeoutIntervalForRequest = 1 }
+    /// ```
+    func makeSession(_ configure: (URLSessionConfiguration) -> Void) -> URLSession {
+        let configuration = door == .inProcess ? moonmock.makeConfiguration() : URLSessionConfiguration.ephemeral
+        configure(configuration)
+        return URLSession(configuration: configuration)
+    }
+
+    /// Serves `script` through `door`, runs `body` with a session of its own (configured by
+    /// `configure`, as for ``makeSession(_:)``), then lets go of both.
+    ///
+    /// ```swift
+    /// try await Served.with(script, door: .socket, { $0.httpShouldSetCookies = false }) { served, session in … }
+    /// ```
+    static func with(_ script: String, door: Door, _ configure: (URLSessionConfiguration) -> Void,
+                     _ body: (Served, URLSession) async throws -> Void) async throws {
+        let served = try Served(script, door: door)
+        defer { served.stop() }
+        let session = served.makeSession(configure)
+        defer { session.finishTasksAndInvalidate() }
+        try await body(served, session)
+    }
+
     /// Stops the server without waiting for requests a test left held or delayed.
     func stop() { server?.stop(drainSeconds: 0) }
 

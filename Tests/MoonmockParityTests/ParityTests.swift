@@ -202,9 +202,7 @@ struct FaultParityTests {
 
     /// The session a test's client uses at `door`, timing out after `timeout` seconds.
     static func session(_ served: Served, timeout: TimeInterval = 1) -> URLSession {
-        let configuration = served.door == .inProcess ? served.moonmock.makeConfiguration() : URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        return URLSession(configuration: configuration)
+        served.makeSession { $0.timeoutIntervalForRequest = timeout }
     }
 
     /// The `URLError` code a GET of `path` fails with, or `nil` when it succeeds; `timeout` is
@@ -395,39 +393,57 @@ struct CookieParityTests {
     mock.get("/me", function(req) return { cookie = req.headers["cookie"] or "none" } end)
     """#
 
-    /// A session for `door` with its own cookie storage; `setCookies` as the configuration's.
-    static func session(_ served: Served, setCookies: Bool = true) -> URLSession {
-        let configuration = served.door == .inProcess ? served.moonmock.makeConfiguration() : URLSessionConfiguration.ephemeral
-        configuration.httpShouldSetCookies = setCookies
-        return URLSession(configuration: configuration)
-    }
-
     @Test("a cookie a response sets goes with the session's next requests", arguments: Door.allCases)
     func roundTrip(door: Door) async throws {
-        let served = try Served(Self.script, door: door)
-        defer { served.stop() }
-        let session = Self.session(served)
-        defer { session.finishTasksAndInvalidate() }
-        #expect(try await Served.fetch(session, served.baseURL + "/me").body == #"{"cookie":"none"}"#)
-        _ = try await Served.fetch(session, served.baseURL + "/login", method: "POST", body: "user=a")
-        #expect(try await Served.fetch(session, served.baseURL + "/me").body == #"{"cookie":"sid=abc123"}"#)
-        // A second cookie, with an Expires date (a comma inside the field), joins the first.
-        _ = try await Served.fetch(session, served.baseURL + "/prefs")
-        let both = try await Served.fetch(session, served.baseURL + "/me").body
-        #expect(both.contains("sid=abc123") && both.contains("theme=dark"))
-        // Another session has its own storage.
-        let other = Self.session(served)
-        defer { other.finishTasksAndInvalidate() }
-        #expect(try await Served.fetch(other, served.baseURL + "/me").body == #"{"cookie":"none"}"#)
+        try await Served.with(Self.script, door: door, { _ in }) { served, session in
+            #expect(try await Served.fetch(session, served.baseURL + "/me").body == #"{"cookie":"none"}"#)
+            _ = try await Served.fetch(session, served.baseURL + "/login", method: "POST", body: "user=a")
+            #expect(try await Served.fetch(session, served.baseURL + "/me").body == #"{"cookie":"sid=abc123"}"#)
+            // A second cookie, with an Expires date (a comma inside the field), joins the first.
+            _ = try await Served.fetch(session, served.baseURL + "/prefs")
+            let both = try await Served.fetch(session, served.baseURL + "/me").body
+            #expect(both.contains("sid=abc123") && both.contains("theme=dark"))
+            // Another session has its own storage.
+            let other = served.makeSession { _ in }
+            defer { other.finishTasksAndInvalidate() }
+            #expect(try await Served.fetch(other, served.baseURL + "/me").body == #"{"cookie":"none"}"#)
+        }
     }
 
     @Test("a session that does not set cookies keeps none", arguments: Door.allCases)
     func notSet(door: Door) async throws {
-        let served = try Served(Self.script, door: door)
-        defer { served.stop() }
-        let session = Self.session(served, setCookies: false)
-        defer { session.finishTasksAndInvalidate() }
-        _ = try await Served.fetch(session, served.baseURL + "/login", method: "POST", body: "user=a")
-        #expect(try await Served.fetch(session, served.baseURL + "/me").body == #"{"cookie":"none"}"#)
+        try await Served.with(Self.script, door: door, { $0.httpShouldSetCookies = false }) { served, session in
+            _ = try await Served.fetch(session, served.baseURL + "/login", method: "POST", body: "user=a")
+            #expect(try await Served.fetch(session, served.baseURL + "/me").body == #"{"cookie":"none"}"#)
+        }
+    }
+}
+
+@Suite("Request headers through both doors")
+struct HeaderParityTests {
+    static let script = #"""
+    mock.route { path = "/h", respond = function(req)
+      local h = req.headers
+      return { auth = h["authorization"] or "none", app = h["x-app"] or "none", accept = h["accept"] or "none",
+               host = h["host"] and "yes" or "none", length = h["content-length"] or "none", type = h["content-type"] or "none" }
+    end }
+    mock.route { method = "GET", path = "/private", headers = { authorization = "Bearer s" }, respond = { ok = true } }
+    """#
+
+    @Test("the session's headers, and those URLSession adds, reach the handler", arguments: Door.allCases)
+    func sessionHeaders(door: Door) async throws {
+        let addsHeaders: (URLSessionConfiguration) -> Void = { $0.httpAdditionalHeaders = ["Authorization": "Bearer s", "X-App": "1"] }
+        try await Served.with(Self.script, door: door, addsHeaders) { served, session in
+            let get = try await Served.fetch(session, served.baseURL + "/h")
+            #expect(get.body == #"{"accept":"*/*","app":"1","auth":"Bearer s","host":"yes","length":"none","type":"none"}"#)
+            // The request's own field wins over the session's.
+            let own = try await Served.fetch(session, served.baseURL + "/h", headers: ["X-App": "2"])
+            #expect(own.body.contains(#""app":"2""#))
+            // A POST body without a Content-Type is sent as a form, with its length.
+            let post = try await Served.fetch(session, served.baseURL + "/h", method: "POST", body: "a=1")
+            #expect(post.body == #"{"accept":"*/*","app":"1","auth":"Bearer s","host":"yes","length":"3","type":"application/x-www-form-urlencoded"}"#)
+            // A rule that needs the session's Authorization matches through either door.
+            #expect(try await Served.fetch(session, served.baseURL + "/private").status == 200)
+        }
     }
 }
