@@ -15,34 +15,72 @@ import MoonmockCore
 enum Answer {
     /// Deliver `Delivery` after `delayMilliseconds`.
     case respond(Delivery, delayMilliseconds: Double)
-    /// Fail the task (an unmatched request under ``UnmatchedPolicy/fail``).
-    case fail(MoonmockError)
-    /// Hand the request to the real network.
-    case passThrough
+    /// Fail the task (an unmatched request under ``UnmatchedPolicy/fail``, too many redirects).
+    case fail(any Error)
+    /// Hand the request to the real network (the request a redirect led to, or the original).
+    case passThrough(URLRequest)
 
-    /// Runs `request` through `owner`'s engine, logs it and prepares what to deliver.
-    /// `sessionHeaders` are the session's `httpAdditionalHeaders` (see ``MockRequest/init(_:sessionHeaders:)``).
-    init(_ request: URLRequest, _ owner: Moonmock, sessionHeaders: [String: String]? = nil) {
-        let exchange = owner.engine.handle(MockRequest(request, sessionHeaders: sessionHeaders))
+    /// Runs `request` through `owner`'s engine, logs it and prepares what to deliver. A redirect
+    /// the engine answers is followed as URLSession follows one from the network (a `URLProtocol`
+    /// cannot hand it one on Linux): the engine answers the request it leads to, up to 20 times,
+    /// the delays adding up, the cookies of each hop kept. `session` is what the task's session
+    /// adds to its requests (see ``MockRequest/init(_:sessionHeaders:cookies:)``).
+    init(_ request: URLRequest, _ owner: Moonmock, session: SessionFacts? = nil) {
         let policy = owner.unmatchedPolicy, logging = owner.logging
-        let head = exchange.request.method == "HEAD"
-        if exchange.matched {
-            logging.log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0, ruleID: exchange.ruleID)
-            self = .respond(Delivery(exchange.response, for: request.url, head: head), delayMilliseconds: exchange.delayMilliseconds)
+        var current = request
+        var delay = 0.0
+        var redirects = 0
+        while true {
+            // The first request is the task's own, its cookies already added by the session.
+            let exchange = owner.engine.handle(MockRequest(current, sessionHeaders: session?.additionalHeaders,
+                                                           cookies: redirects > 0 && current.httpShouldHandleCookies ? session?.cookieStorage : nil))
+            let head = exchange.request.method == "HEAD"
+            if exchange.matched {
+                logging.log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0, ruleID: exchange.ruleID)
+                delay += exchange.delayMilliseconds
+                if let next = Self.redirect(from: current, by: exchange.response) {
+                    if current.httpShouldHandleCookies, let url = current.url { session?.storeCookies(of: exchange.response, for: url, mainDocumentURL: current.mainDocumentURL) }
+                    redirects += 1
+                    // As URLSession: the 21st redirect in a row fails the task.
+                    if redirects > 20 { self = .fail(URLError(.httpTooManyRedirects)); return }
+                    current = next
+                    continue
+                }
+                self = .respond(Delivery(exchange.response, for: current.url, head: head), delayMilliseconds: delay)
+                return
+            }
+            switch policy {
+            case .fail:
+                logging.log(exchange.request, status: 0, ruleID: nil)
+                self = .fail(MoonmockError.unmatched(exchange.request, exchange.nearMisses))
+            case .notImplemented:
+                logging.log(exchange.request, status: 501, ruleID: nil)
+                let text = MoonmockError.unmatchedText(exchange.request, exchange.nearMisses) + "\n"
+                self = .respond(Delivery(.text(text, status: 501), for: current.url, head: head), delayMilliseconds: delay)
+            case .passThrough:
+                logging.log(exchange.request, status: nil, ruleID: nil)
+                self = .passThrough(current)
+            }
             return
         }
-        switch policy {
-        case .fail:
-            logging.log(exchange.request, status: 0, ruleID: nil)
-            self = .fail(MoonmockError.unmatched(exchange.request, exchange.nearMisses))
-        case .notImplemented:
-            logging.log(exchange.request, status: 501, ruleID: nil)
-            let text = MoonmockError.unmatchedText(exchange.request, exchange.nearMisses) + "\n"
-            self = .respond(Delivery(.text(text, status: 501), for: request.url, head: head), delayMilliseconds: 0)
-        case .passThrough:
-            logging.log(exchange.request, status: nil, ruleID: nil)
-            self = .passThrough
+    }
+
+    /// The request a redirect leads to, as swift-corelibs-foundation builds it: for 301, 302,
+    /// 305, 307 and 308 with a `Location` (relative to the request's URL), the same request
+    /// there, except that 303, and 301 or 302 after a `POST`, become a `GET` without a body.
+    /// `nil` for any other response (a fault included).
+    static func redirect(from request: URLRequest, by response: MockResponse) -> URLRequest? {
+        guard response.fault == nil, [301, 302, 303, 305, 307, 308].contains(response.status),
+              let location = response.headers["location"],
+              let target = URL(string: location, relativeTo: request.url)?.absoluteURL else { return nil }
+        var next = request
+        next.url = target
+        if response.status == 303 || (response.status <= 302 && request.httpMethod == "POST") {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            next.httpBodyStream = nil
         }
+        return next
     }
 }
 

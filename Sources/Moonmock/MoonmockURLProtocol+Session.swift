@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import MoonmockCore
 import Synchronization
 
 /// What a task's session says about the requests it sends: read once per session.
@@ -30,6 +31,21 @@ struct SessionFacts: Sendable {
         timeoutIntervalForRequest = configuration.timeoutIntervalForRequest
         cookieStorage = configuration.httpShouldSetCookies && configuration.httpCookieAcceptPolicy != .never
             ? configuration.httpCookieStorage : nil
+    }
+
+    /// Keeps `response`'s cookies in the session's storage, as URLSession keeps those of a
+    /// response it receives over the network (a `URLProtocol`'s it leaves alone): the session's
+    /// next requests to the cookies' domain and path then carry them, as against a server.
+    ///
+    /// ```lua
+    /// mock.post("/login", mock.json({ ok = true }, { headers = { ["Set-Cookie"] = "sid=abc; Path=/" } }))
+    /// mock.get("/me", function(req) return { sid = req.headers["cookie"] } end)   -- "sid=abc"
+    /// ```
+    func storeCookies(of response: MockResponse, for url: URL, mainDocumentURL: URL?) {
+        guard let cookieStorage else { return }
+        // One field at a time: a date in `Expires` has a comma, so joined fields would not split back.
+        let cookies = response.headers.values("Set-Cookie").flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: url) }
+        if !cookies.isEmpty { cookieStorage.setCookies(cookies, for: url, mainDocumentURL: mainDocumentURL) }
     }
 
     /// The facts of `task`'s session (swift-corelibs-foundation keeps it in the task's

@@ -75,7 +75,7 @@ public class MoonmockURLProtocol: URLProtocol {
         self.init(request: task.originalRequest ?? URLRequest(url: URL(string: "http://localhost/")!), cachedResponse: cachedResponse, client: client)
         self.task = task
         if task.state == .running, let owner = Self.owner {
-            answer = Answer(request, owner, sessionHeaders: SessionFacts.of(task)?.additionalHeaders)
+            answer = Answer(request, owner, session: SessionFacts.of(task))
         }
     }
     #endif
@@ -86,7 +86,7 @@ public class MoonmockURLProtocol: URLProtocol {
             answer = early
             self.answer = nil
         } else if let owner = Self.owner {
-            answer = Answer(request, owner, sessionHeaders: SessionFacts.of(task)?.additionalHeaders)
+            answer = Answer(request, owner, session: SessionFacts.of(task))
         } else {
             fail(MoonmockError.released(request.url?.absoluteString ?? "?"))
             return
@@ -111,8 +111,8 @@ public class MoonmockURLProtocol: URLProtocol {
             }
         case .fail(let error):
             fail(error)
-        case .passThrough:
-            passThrough()
+        case .passThrough(let upstream):
+            passThrough(upstream)
         }
     }
 
@@ -190,22 +190,11 @@ public class MoonmockURLProtocol: URLProtocol {
         return true
     }
 
-    /// Keeps the response's cookies as URLSession keeps those of a response it receives over the
-    /// network (a `URLProtocol`'s it leaves alone): in the session's cookie storage, when the
-    /// session sets cookies and the request handles them. The session's next request to the
-    /// cookie's domain and path then carries it, as it would against a server.
-    ///
-    /// ```lua
-    /// mock.post("/login", mock.json({ ok = true }, { headers = { ["Set-Cookie"] = "sid=abc; Path=/" } }))
-    /// mock.get("/me", function(req) return { sid = req.headers["cookie"] } end)   -- "sid=abc"
-    /// ```
+    /// Keeps the response's cookies as URLSession keeps those of a response from the network
+    /// (see ``SessionFacts/storeCookies(of:for:mainDocumentURL:)``), when the request handles cookies.
     private func storeCookies(_ response: MockResponse, url: URL?) {
-        let values = response.headers.values("Set-Cookie")
-        guard !values.isEmpty, let url, request.httpShouldHandleCookies,
-              let storage = SessionFacts.of(task)?.cookieStorage else { return }
-        // One field at a time: a date in `Expires` has a comma, so joined fields would not split back.
-        let cookies = values.flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: url) }
-        if !cookies.isEmpty { storage.setCookies(cookies, for: url, mainDocumentURL: request.mainDocumentURL) }
+        guard let url, request.httpShouldHandleCookies, !response.headers.values("Set-Cookie").isEmpty else { return }
+        SessionFacts.of(task)?.storeCookies(of: response, for: url, mainDocumentURL: request.mainDocumentURL)
     }
 
     /// Sends `body` in slices so that it arrives at about `bytesPerSecond`.
@@ -305,7 +294,7 @@ public class MoonmockURLProtocol: URLProtocol {
         return URLSession(configuration: configuration, delegate: nil, delegateQueue: queue)
     }()
 
-    private func passThrough() {
+    private func passThrough(_ request: URLRequest) {
         guard let mutable = (request as NSURLRequest).mutableCopy() as? NSMutableURLRequest else {
             fail(URLError(.unknown)); return
         }
@@ -354,7 +343,8 @@ struct Unchecked<T>: @unchecked Sendable {
 extension MockRequest {
     /// The request as the engine sees it, with the header fields URLSession would send with it
     /// over the network: the session's `httpAdditionalHeaders` (the request's own fields win),
-    /// `Host`, `Accept: */*`, and for a body its `Content-Length` and, on a `POST` without a
+    /// the `cookies` stored for its URL (given for a request a redirect led to), `Host`,
+    /// `Accept: */*`, and for a body its `Content-Length` and, on a `POST` without a
     /// `Content-Type`, `application/x-www-form-urlencoded`. The body comes from `httpBody`, else
     /// from `httpBodyStream` (Apple platforms move bodies there).
     ///
@@ -362,7 +352,7 @@ extension MockRequest {
     /// let request = MockRequest(urlRequest, sessionHeaders: configuration.httpAdditionalHeaders)
     /// request.headers["authorization"]   // from the session when the request has none
     /// ```
-    package init(_ request: URLRequest, sessionHeaders: [String: String]? = nil) {
+    package init(_ request: URLRequest, sessionHeaders: [String: String]? = nil, cookies: HTTPCookieStorage? = nil) {
         var fields: [(String, String)] = []
         var names = Set<String>()
         // Sorted so that the journal shows them in the same order every run.
@@ -375,6 +365,13 @@ extension MockRequest {
         }
         if let sessionHeaders {
             for (name, value) in sessionHeaders.sorted(by: { $0.key < $1.key }) { add(name, value) }
+        }
+        if let cookies, let url = request.url, let value = HTTPCookie.requestHeaderFields(with: cookies.cookies(for: url) ?? [])["Cookie"],
+           !value.isEmpty {
+            // As URLSession sets it on a request it makes for a redirect: the storage's cookies for the new URL.
+            fields.removeAll { $0.0.lowercased() == "cookie" }
+            names.insert("cookie")
+            fields.append(("Cookie", value))
         }
         // Copied through a raw buffer (one memcpy): the generic Data-to-Array path goes byte by byte.
         var body = request.httpBody.map { data in data.withUnsafeBytes { [UInt8]($0) } } ?? []

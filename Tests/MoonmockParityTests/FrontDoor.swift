@@ -101,6 +101,8 @@ final class Served: Sendable {
         let body: String
         let contentType: String?
         let headers: [String: String]
+        /// The response's URL: where the last redirect led, if any.
+        let url: String
         /// Seconds from sending to the whole body.
         let elapsed: Double
     }
@@ -122,7 +124,7 @@ final class Served: Sendable {
         var fields: [String: String] = [:]
         for case let (name as String, value as String) in http.allHeaderFields { fields[name.lowercased()] = value }
         return Reply(status: http.statusCode, body: String(decoding: data, as: UTF8.self),
-                     contentType: http.value(forHTTPHeaderField: "Content-Type"), headers: fields,
+                     contentType: http.value(forHTTPHeaderField: "Content-Type"), headers: fields, url: http.url?.absoluteString ?? "",
                      elapsed: Date().timeIntervalSince(started))
     }
 }

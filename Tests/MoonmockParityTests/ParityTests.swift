@@ -283,18 +283,14 @@ struct FaultParityTests {
         #expect(reply.elapsed >= 0.3)
     }
 
-    @Test("a redirect: followed over the socket, a plain 3xx in-process", arguments: Door.allCases)
+    @Test("a redirect is followed: the final response, both requests journaled", arguments: Door.allCases)
     func redirect(door: Door) async throws {
         let served = try Served(Self.script + "\nmock.get(\"/moved\", mock.redirect(\"/users/1\", 301))", door: door)
         defer { served.stop() }
         let reply = try await served.fetch("/moved")
-        // URLSession follows a server's redirect; on Linux a URLProtocol cannot hand one over
-        // (wasRedirectedTo crashes), so the in-process door delivers the 301 itself.
-        if door == .socket {
-            #expect(reply.status == 200 && reply.body == #"{"id":1,"name":"User 1"}"#)
-        } else {
-            #expect(reply.status == 301 && reply.headers["location"] == "/users/1")
-        }
+        #expect(reply.status == 200 && reply.body == #"{"id":1,"name":"User 1"}"#)
+        #expect(reply.url == served.baseURL + "/users/1")
+        #expect(served.moonmock.engine.journal.entries().map(\.request.path) == ["/moved", "/users/1"])
     }
 
     @Test("HEAD answers the headers without the body", arguments: Door.allCases)
@@ -391,6 +387,7 @@ struct CookieParityTests {
     mock.post("/login", mock.json({ ok = true }, { headers = { ["Set-Cookie"] = "sid=abc123; Path=/" } }))
     mock.get("/prefs", mock.json({ ok = true }, { headers = { ["Set-Cookie"] = "theme=dark; Path=/; Expires=Wed, 21 Oct 2099 07:28:00 GMT" } }))
     mock.get("/me", function(req) return { cookie = req.headers["cookie"] or "none" } end)
+    mock.post("/sign-in", mock.text("", { status = 303, headers = { Location = "/me", ["Set-Cookie"] = "sid=r1; Path=/" } }))
     """#
 
     @Test("a cookie a response sets goes with the session's next requests", arguments: Door.allCases)
@@ -407,6 +404,15 @@ struct CookieParityTests {
             let other = served.makeSession { _ in }
             defer { other.finishTasksAndInvalidate() }
             #expect(try await Served.fetch(other, served.baseURL + "/me").body == #"{"cookie":"none"}"#)
+        }
+    }
+
+    @Test("a cookie set by a redirect goes with the request it leads to", arguments: Door.allCases)
+    func redirectCookie(door: Door) async throws {
+        try await Served.with(Self.script, door: door, { _ in }) { served, session in
+            let reply = try await Served.fetch(session, served.baseURL + "/sign-in", method: "POST", body: "user=a")
+            #expect(reply.status == 200 && reply.body == #"{"cookie":"sid=r1"}"#)
+            #expect(reply.url == served.baseURL + "/me")
         }
     }
 

@@ -183,11 +183,32 @@ struct InterceptionTests {
         #expect(moonmock.requests.last?.method == "HEAD")
     }
 
-    @Test("redirects arrive as plain 3xx responses")
+    @Test("redirects are followed as over the network: the final response, both requests journaled")
     func redirects() async throws {
-        let (_, response) = try await keep(makeMoonmock()).makeSession().fetch("http://x.test/moved")
-        #expect(response.statusCode == 301)
-        #expect(response.value(forHTTPHeaderField: "Location") == "/users/1")
+        let moonmock = keep(try makeMoonmock())
+        let (body, response) = try await moonmock.makeSession().fetch("http://x.test/moved")
+        #expect(response.statusCode == 200 && body == #"{"id":1,"name":"User 1"}"#)
+        #expect(response.url?.absoluteString == "http://x.test/users/1")
+        #expect(moonmock.requests.map(\.path) == ["/moved", "/users/1"])
+    }
+
+    @Test("a redirect after a POST is a GET; 307 keeps the method; a loop fails after 20 redirects")
+    func redirectRules() async throws {
+        let moonmock = keep(Moonmock())
+        try moonmock.load(lua: #"""
+        mock.post("/form", mock.redirect("/done", 302))
+        mock.post("/keep", mock.redirect("/done", 307))
+        mock.any("/done", function(req) return { method = req.method, body = req.body } end)
+        mock.get("/loop", mock.redirect("/loop", 302))
+        """#)
+        let session = moonmock.makeSession()
+        let (form, _) = try await session.fetch("http://x.test/form", method: "POST", body: Data("a=1".utf8))
+        #expect(form == #"{"body":"","method":"GET"}"#)
+        let (keep, _) = try await session.fetch("http://x.test/keep", method: "POST", body: Data("a=1".utf8))
+        #expect(keep == #"{"body":"a=1","method":"POST"}"#)
+        let loop = await #expect(throws: URLError.self) { try await session.fetch("http://x.test/loop") }
+        #expect(loop?.code == .httpTooManyRedirects)
+        #expect(moonmock.requests.filter { $0.path == "/loop" }.count == 21)
     }
 
     @Test("two instances side by side never see each other's rules or journal")

@@ -38,7 +38,7 @@ struct StubTests {
         moonmock.stub(.path("/http"), .http(status: 204, headers: ["X-Trace": "t"]))
         moonmock.stub(.path("/file"), .file(folder.appendingPathComponent("page.html")))
         moonmock.stub(.path("/missing"), .file(folder.appendingPathComponent("nope.json")))
-        moonmock.stub(.path("/redirect"), .redirect("https://elsewhere.test/", status: 307))
+        moonmock.stub(.path("/redirect"), .redirect("http://x.test/data", status: 307))
         moonmock.stub(.path("/offline"), .failure(URLError(.notConnectedToInternet)))
         moonmock.stub(.path("/late"), .text("late").delayed(by: 0.2))
         let s = moonmock.makeSession()
@@ -55,8 +55,9 @@ struct StubTests {
         #expect(page == "<p>hi</p>" && pr.value(forHTTPHeaderField: "Content-Type") == "text/html; charset=utf-8")
         let (missing, mr) = try await s.fetch("http://x.test/missing")
         #expect(mr.statusCode == 500 && missing.contains("fixture not found"))
-        let (_, rr) = try await s.fetch("http://x.test/redirect")
-        #expect(rr.statusCode == 307 && rr.value(forHTTPHeaderField: "Location") == "https://elsewhere.test/")
+        // Followed, as URLSession follows a server's redirect.
+        let (redirected, rr) = try await s.fetch("http://x.test/redirect")
+        #expect(rr.statusCode == 200 && redirected == "[1,2]" && rr.url?.absoluteString == "http://x.test/data")
         let offline = await #expect(throws: URLError.self) { try await s.fetch("http://x.test/offline") }
         #expect(offline?.code == .notConnectedToInternet)
         let started = Date()
