@@ -349,9 +349,10 @@ struct EdgeParityTests {
     mock.get("/p/:id", function(req) return { id = req.params.id } end)
     mock.get("/big", function() return string.rep("x", 1000000) end)
     mock.route { method = "OPTIONS", path = "/opt", respond = mock.status(204) }
+    mock.any("/e", function(req) return { target = req.url:gsub("^https?://[^/]+", ""), method = req.method } end)
     """#
 
-    @Test("'+' and %2B in a query, %2F in a capture, a trailing slash, OPTIONS, a 1 MB body", arguments: Door.allCases)
+    @Test("'+' and %2B in a query, %2F in a capture, a trailing slash, a fragment, methods, a 1 MB body", arguments: Door.allCases)
     func edges(door: Door) async throws {
         let served = try Served(Self.script, door: door)
         defer { served.stop() }
@@ -359,6 +360,10 @@ struct EdgeParityTests {
         #expect(try await served.fetch("/p/a%2Fb").body == #"{"id":"a/b"}"#)
         #expect(try await served.fetch("/p/7/").body == #"{"id":"7"}"#)
         #expect(try await served.fetch("/opt", method: "OPTIONS").status == 204)
+        // The fragment stays with the client; a lowercase method goes out uppercased.
+        #expect(try await served.fetch("/e?a=1#frag").body == #"{"method":"GET","target":"/e?a=1"}"#)
+        #expect(try await served.fetch("/e", method: "get").body == #"{"method":"GET","target":"/e"}"#)
+        #expect(try await served.fetch("/e", method: "PATCH").body == #"{"method":"PATCH","target":"/e"}"#)
         let big = try await served.fetch("/big")
         #expect(big.status == 200 && big.body.utf8.count == 1_000_000 && big.body.allSatisfy { $0 == "x" })
     }
