@@ -54,8 +54,8 @@ struct SessionFacts: Sendable {
         guard let task, let session = session(of: task) else { return nil }
         let key = ObjectIdentifier(session)
         if let known = cache.withLock({ $0[key] }), known.session.value === session { return known.facts }
-        // A session's configuration is fixed when the session is made, but reading it builds a
-        // whole configuration object (tens of microseconds): once per session, then kept.
+        // A session's configuration is fixed when the session is made, and reading it builds a
+        // whole configuration object: read once per session, then kept.
         let facts = SessionFacts(session.configuration)
         cache.withLock { entries in
             if entries.count >= 64 { entries = entries.filter { $0.value.session.value != nil } }
@@ -64,8 +64,8 @@ struct SessionFacts: Sendable {
         return facts
     }
 
-    /// `task`'s session. A `Mirror` finds it by name, boxing every child before it (some
-    /// twenty microseconds a request); the runtime's field records give its place in the object
+    /// `task`'s session. A `Mirror` finds it by name, boxing every child before it (over ten
+    /// microseconds a request); the runtime's field records give its place in the object
     /// once, and it is read from there, after one check that both ways find the same session.
     private static func session(of task: URLSessionTask) -> URLSession? {
         if let offset = sessionOffset, sessionOffsetChecked.load(ordering: .relaxed) >= 0 {

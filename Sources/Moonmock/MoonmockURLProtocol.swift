@@ -185,7 +185,8 @@ public class MoonmockURLProtocol: URLProtocol {
             return false
         }
         storeCookies(delivery.response, url: http.url ?? request.url)
-        // Redirects are delivered as plain 3xx responses: wasRedirectedTo crashes on Linux.
+        // A redirect reaches here only when it cannot be followed (see `Answer`): wasRedirectedTo
+        // crashes on Linux, so a 3xx is handed over as a plain response.
         client?.urlProtocol(self, didReceive: http, cacheStoragePolicy: .notAllowed)
         return true
     }
