@@ -95,20 +95,26 @@ struct Delivery {
 
     init(_ response: MockResponse, for url: URL?, head isHead: Bool) {
         self.response = response
-        body = isHead ? Data() : Data(response.body)
+        // 1xx, 204 and 304 go without their body, as the server sends them.
+        body = isHead || HTTPStatus.hasNoContent(response.status) ? Data() : Data(response.body)
         head = url.flatMap { Self.head(response, url: $0) }
     }
 
     /// `response`'s status and headers for `url`: repeated names joined, and a
-    /// `Content-Length` added when the response has none.
+    /// `Content-Length` added when the response has none (none at all for a status that
+    /// carries no content, as from the server).
     private static func head(_ response: MockResponse, url: URL) -> HTTPURLResponse? {
         var fields = [String: String](minimumCapacity: response.headers.fields.count + 1)
+        let noContent = HTTPStatus.hasNoContent(response.status)
         var hasLength = false
         for field in response.headers {
-            if !hasLength && field.name.utf8.count == 14 && field.name.equalsIgnoringASCIICase("content-length") { hasLength = true }
+            if field.name.utf8.count == 14 && field.name.equalsIgnoringASCIICase("content-length") {
+                hasLength = true
+                if noContent { continue }
+            }
             if let earlier = fields[field.name] { fields[field.name] = earlier + ", " + field.value } else { fields[field.name] = field.value }
         }
-        if !hasLength { fields["Content-Length"] = String(response.body.count) }
+        if !hasLength && !noContent { fields["Content-Length"] = String(response.body.count) }
         return HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: fields)
     }
 }

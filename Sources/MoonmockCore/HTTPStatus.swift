@@ -1,5 +1,14 @@
-/// Reason phrases for status lines.
+/// Reason phrases for status lines, and which statuses carry no content.
 public enum HTTPStatus {
+    /// Whether a response with this status carries no body and no length at all (RFC 9110:
+    /// 1xx, 204 and 304), whatever body a rule gave it. Both transports send such a response
+    /// without its body.
+    ///
+    /// ```swift
+    /// HTTPStatus.hasNoContent(304)   // true
+    /// ```
+    public static func hasNoContent(_ status: Int) -> Bool { status < 200 || status == 204 || status == 304 }
+
     public static func reason(_ status: Int) -> String {
         switch status {
         case 100: return "Continue"

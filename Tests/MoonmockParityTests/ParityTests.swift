@@ -350,7 +350,22 @@ struct EdgeParityTests {
     mock.get("/big", function() return string.rep("x", 1000000) end)
     mock.route { method = "OPTIONS", path = "/opt", respond = mock.status(204) }
     mock.any("/e", function(req) return { target = req.url:gsub("^https?://[^/]+", ""), method = req.method } end)
+    mock.get("/s/:code", function(req) return mock.text("x", { status = tonumber(req.params.code) }) end)
     """#
+
+    @Test("any status goes through; 204 and 304 go without the body a rule gave them", arguments: Door.allCases)
+    func statuses(door: Door) async throws {
+        let served = try Served(Self.script, door: door)
+        defer { served.stop() }
+        for code in [205, 299, 418, 599] {
+            let reply = try await served.fetch("/s/\(code)")
+            #expect(reply.status == code && reply.body == "x" && reply.headers["content-length"] == "1")
+        }
+        for code in [204, 304] {
+            let reply = try await served.fetch("/s/\(code)")
+            #expect(reply.status == code && reply.body.isEmpty && reply.headers["content-length"] == nil)
+        }
+    }
 
     @Test("'+' and %2B in a query, %2F in a capture, a trailing slash, a fragment, methods, a 1 MB body", arguments: Door.allCases)
     func edges(door: Door) async throws {

@@ -543,7 +543,7 @@ final class EventLoop: @unchecked Sendable {
     private func send(_ c: Connection, _ response: MockResponse, head: Bool, http10: Bool) {
         let keepAlive = c.keepAlive && !stopping
         c.keepAlive = keepAlive
-        let noBody = ResponseHead.hasNoBody(response.status)
+        let noBody = HTTPStatus.hasNoContent(response.status)
         let framing: ResponseHead.Framing = noBody ? .none : .length(response.body.count)
         if keepAlive {
             // Written straight into the connection's output, and sent at the end of the turn

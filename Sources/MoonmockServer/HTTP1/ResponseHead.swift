@@ -97,9 +97,6 @@ enum ResponseHead {
         out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    /// Whether a response with this status carries no body (and no length) at all.
-    static func hasNoBody(_ status: Int) -> Bool { status < 200 || status == 204 || status == 304 }
-
     static func appendHex(_ value: Int, into out: inout [UInt8]) {
         out.append(contentsOf: String(value, radix: 16).utf8)
     }
