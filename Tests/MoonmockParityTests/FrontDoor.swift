@@ -78,6 +78,17 @@ final class Served: Sendable {
         return URLSession(configuration: configuration)
     }
 
+    /// Serves `script` through `door`, runs `body` with it, then stops it.
+    ///
+    /// ```swift
+    /// try await Served.serving(script, door: .socket) { served in … }
+    /// ```
+    static func serving(_ script: String, door: Door, _ body: (Served) async throws -> Void) async throws {
+        let served = try Served(script, door: door)
+        defer { served.stop() }
+        try await body(served)
+    }
+
     /// Serves `script` through `door`, runs `body` with a session of its own (configured by
     /// `configure`, as for ``makeSession(_:)``), then lets go of both.
     ///
@@ -86,11 +97,11 @@ final class Served: Sendable {
     /// ```
     static func with(_ script: String, door: Door, _ configure: (URLSessionConfiguration) -> Void,
                      _ body: (Served, URLSession) async throws -> Void) async throws {
-        let served = try Served(script, door: door)
-        defer { served.stop() }
-        let session = served.makeSession(configure)
-        defer { session.finishTasksAndInvalidate() }
-        try await body(served, session)
+        try await serving(script, door: door) { served in
+            let session = served.makeSession(configure)
+            defer { session.finishTasksAndInvalidate() }
+            try await body(served, session)
+        }
     }
 
     /// Stops the server without waiting for requests a test left held or delayed.

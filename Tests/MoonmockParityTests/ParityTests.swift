@@ -34,116 +34,116 @@ mock.get("/broken", function(req) return req.nothing.here end)
 struct ParityTests {
     @Test("path captures, JSON bodies and their content type", arguments: Door.allCases)
     func routes(door: Door) async throws {
-        let served = try Served(parityScript, door: door)
-        defer { served.stop() }
-        let user = try await served.fetch("/users/7")
-        #expect(user.status == 200)
-        #expect(user.body == #"{"id":7,"name":"User 7"}"#)
-        #expect(user.contentType == "application/json")
-        let text = try await served.fetch("/text")
-        #expect(text.body == "plain words" && text.contentType == "text/plain; charset=utf-8")
+        try await Served.serving(parityScript, door: door) { served in
+            let user = try await served.fetch("/users/7")
+            #expect(user.status == 200)
+            #expect(user.body == #"{"id":7,"name":"User 7"}"#)
+            #expect(user.contentType == "application/json")
+            let text = try await served.fetch("/text")
+            #expect(text.body == "plain words" && text.contentType == "text/plain; charset=utf-8")
+        }
     }
 
     @Test("GraphQL operations are told apart by the body's operationName", arguments: Door.allCases)
     func graphQL(door: Door) async throws {
-        let served = try Served(parityScript, door: door)
-        defer { served.stop() }
-        let json = ["Content-Type": "application/json"]
-        let user = try await served.fetch("/graphql", method: "POST", body: #"{"operationName":"GetUser","variables":{"id":"5"}}"#, headers: json)
-        #expect(user.status == 200 && user.body == #"{"data":{"user":{"id":"5"}}}"#)
-        let posts = try await served.fetch("/graphql", method: "POST", body: #"{"operationName":"ListPosts","query":"{ posts }"}"#, headers: json)
-        #expect(posts.status == 200 && posts.body == #"{"data":{"posts":[]}}"#)
+        try await Served.serving(parityScript, door: door) { served in
+            let json = ["Content-Type": "application/json"]
+            let user = try await served.fetch("/graphql", method: "POST", body: #"{"operationName":"GetUser","variables":{"id":"5"}}"#, headers: json)
+            #expect(user.status == 200 && user.body == #"{"data":{"user":{"id":"5"}}}"#)
+            let posts = try await served.fetch("/graphql", method: "POST", body: #"{"operationName":"ListPosts","query":"{ posts }"}"#, headers: json)
+            #expect(posts.status == 200 && posts.body == #"{"data":{"posts":[]}}"#)
+        }
     }
 
     @Test("a handler sees the same method, path, query, headers and body", arguments: Door.allCases)
     func requestDetails(door: Door) async throws {
-        let served = try Served(parityScript, door: door)
-        defer { served.stop() }
-        let reply = try await served.fetch("/echo?q=shoes%20red", method: "POST", body: #"{"sku":"A1"}"#,
-                                           headers: ["X-Tag": "t-1", "Content-Type": "application/json"])
-        #expect(reply.status == 200)
-        #expect(reply.body == #"{"body":"{\"sku\":\"A1\"}","method":"POST","path":"/echo","q":"shoes red","sku":"A1","tag":"t-1"}"#)
+        try await Served.serving(parityScript, door: door) { served in
+            let reply = try await served.fetch("/echo?q=shoes%20red", method: "POST", body: #"{"sku":"A1"}"#,
+                                               headers: ["X-Tag": "t-1", "Content-Type": "application/json"])
+            #expect(reply.status == 200)
+            #expect(reply.body == #"{"body":"{\"sku\":\"A1\"}","method":"POST","path":"/echo","q":"shoes red","sku":"A1","tag":"t-1"}"#)
+        }
     }
 
     @Test("builders set status, headers and templated bodies", arguments: Door.allCases)
     func builders(door: Door) async throws {
-        let served = try Served(parityScript, door: door)
-        defer { served.stop() }
-        let created = try await served.fetch("/created")
-        #expect(created.status == 201 && created.body == #"{"ok":true}"#)
-        #expect(created.headers["x-trace"] == "abc")
-        let order = try await served.fetch("/orders", method: "POST", body: #"{"sku":"B2"}"#, headers: ["Content-Type": "application/json"])
-        // The uuid comes from the pinned environment: the first one, through either door.
-        #expect(order.status == 201)
-        #expect(order.body == #"{"id":"00000000-0000-4000-8000-000000000001","sku":"B2"}"#)
+        try await Served.serving(parityScript, door: door) { served in
+            let created = try await served.fetch("/created")
+            #expect(created.status == 201 && created.body == #"{"ok":true}"#)
+            #expect(created.headers["x-trace"] == "abc")
+            let order = try await served.fetch("/orders", method: "POST", body: #"{"sku":"B2"}"#, headers: ["Content-Type": "application/json"])
+            // The uuid comes from the pinned environment: the first one, through either door.
+            #expect(order.status == 201)
+            #expect(order.body == #"{"id":"00000000-0000-4000-8000-000000000001","sku":"B2"}"#)
+        }
     }
 
     @Test("state carries across requests: fails twice, then succeeds", arguments: Door.allCases)
     func state(door: Door) async throws {
-        let served = try Served(parityScript, door: door)
-        defer { served.stop() }
-        var statuses: [Int] = []
-        for _ in 0..<3 { statuses.append(try await served.fetch("/flaky").status) }
-        #expect(statuses == [503, 503, 200])
-        #expect(served.moonmock.engine.state.get("flaky") == .integer(3))
+        try await Served.serving(parityScript, door: door) { served in
+            var statuses: [Int] = []
+            for _ in 0..<3 { statuses.append(try await served.fetch("/flaky").status) }
+            #expect(statuses == [503, 503, 200])
+            #expect(served.moonmock.engine.state.get("flaky") == .integer(3))
+        }
     }
 
     @Test("a delay holds the answer back", arguments: Door.allCases)
     func delay(door: Door) async throws {
-        let served = try Served(parityScript, door: door)
-        defer { served.stop() }
-        let reply = try await served.fetch("/slow")
-        #expect(reply.status == 200 && reply.body == #"{"ok":true}"#)
-        #expect(reply.elapsed >= 0.19)
+        try await Served.serving(parityScript, door: door) { served in
+            let reply = try await served.fetch("/slow")
+            #expect(reply.status == 200 && reply.body == #"{"ok":true}"#)
+            #expect(reply.elapsed >= 0.19)
+        }
     }
 
     @Test("a reset connection fails the request", arguments: Door.allCases)
     func fault(door: Door) async throws {
-        let served = try Served(parityScript, door: door)
-        defer { served.stop() }
-        await #expect(throws: (any Error).self) { _ = try await served.fetch("/reset") }
-        // The door still answers afterwards.
-        #expect(try await served.fetch("/users/1").status == 200)
+        try await Served.serving(parityScript, door: door) { (served: Served) async throws in
+            await #expect(throws: (any Error).self) { _ = try await served.fetch("/reset") }
+            // The door still answers afterwards.
+            #expect(try await served.fetch("/users/1").status == 200)
+        }
     }
 
     @Test("a failing handler answers 500 with the rule and the error", arguments: Door.allCases)
     func handlerError(door: Door) async throws {
-        let served = try Served(parityScript, door: door)
-        defer { served.stop() }
-        let reply = try await served.fetch("/broken")
-        #expect(reply.status == 500)
-        #expect(reply.body.contains("GET /broken"))
-        #expect(reply.body.contains("nothing"))
+        try await Served.serving(parityScript, door: door) { served in
+            let reply = try await served.fetch("/broken")
+            #expect(reply.status == 500)
+            #expect(reply.body.contains("GET /broken"))
+            #expect(reply.body.contains("nothing"))
+        }
     }
 
     @Test("an unmatched request names the closest rule and why it missed", arguments: Door.allCases)
     func unmatched(door: Door) async throws {
-        let served = try Served(parityScript, door: door)
-        defer { served.stop() }
-        let reply = try await served.fetch("/graphql", method: "POST", body: #"{"operationName":"GetViewer"}"#,
-                                           headers: ["Content-Type": "application/json"])
-        // The server answers 404 with JSON; in-process the policy chosen here answers 501 with the
-        // text of the error the default policy fails the task with. The diagnosis is the same.
-        #expect(reply.status == (door == .socket ? 404 : 501))
-        #expect(reply.contentType == (door == .socket ? "application/json" : "text/plain; charset=utf-8"))
-        #expect(reply.body.contains("graphql GetUser"))
-        #expect(reply.body.contains("json.operationName: expected GetUser, got GetViewer"))
-        #expect(reply.body.contains("mocks.lua:2"))
+        try await Served.serving(parityScript, door: door) { served in
+            let reply = try await served.fetch("/graphql", method: "POST", body: #"{"operationName":"GetViewer"}"#,
+                                               headers: ["Content-Type": "application/json"])
+            // The server answers 404 with JSON; in-process the policy chosen here answers 501 with the
+            // text of the error the default policy fails the task with. The diagnosis is the same.
+            #expect(reply.status == (door == .socket ? 404 : 501))
+            #expect(reply.contentType == (door == .socket ? "application/json" : "text/plain; charset=utf-8"))
+            #expect(reply.body.contains("graphql GetUser"))
+            #expect(reply.body.contains("json.operationName: expected GetUser, got GetViewer"))
+            #expect(reply.body.contains("mocks.lua:2"))
+        }
     }
 
     @Test("the journal records each request with the rule that answered", arguments: Door.allCases)
     func journal(door: Door) async throws {
-        let served = try Served(parityScript, door: door)
-        defer { served.stop() }
-        _ = try await served.fetch("/users/3")
-        _ = try await served.fetch("/text?x=1")
-        let entries = served.moonmock.engine.journal.entries()
-        #expect(entries.map(\.request.path) == ["/users/3", "/text"])
-        #expect(entries.map(\.ruleID) == ["GET /users/:id", "GET /text"])
-        #expect(entries.map(\.status) == [200, 200])
-        // Each door's requests are its own: over the socket they came to 127.0.0.1.
-        let host = door == .socket ? "127.0.0.1" : "api.example.test"
-        #expect(entries.map(\.request.host) == [host, host])
+        try await Served.serving(parityScript, door: door) { served in
+            _ = try await served.fetch("/users/3")
+            _ = try await served.fetch("/text?x=1")
+            let entries = served.moonmock.engine.journal.entries()
+            #expect(entries.map(\.request.path) == ["/users/3", "/text"])
+            #expect(entries.map(\.ruleID) == ["GET /users/:id", "GET /text"])
+            #expect(entries.map(\.status) == [200, 200])
+            // Each door's requests are its own: over the socket they came to 127.0.0.1.
+            let host = door == .socket ? "127.0.0.1" : "api.example.test"
+            #expect(entries.map(\.request.host) == [host, host])
+        }
     }
 }
 
@@ -224,21 +224,21 @@ struct FaultParityTests {
 
     @Test("a reset and an empty reply fail with the same URLError", arguments: Door.allCases)
     func resetAndEmpty(door: Door) async throws {
-        let served = try Served(Self.script, door: door)
-        defer { served.stop() }
-        #expect(await Self.failure(served, "/reset") == .networkConnectionLost)
-        #expect(await Self.failure(served, "/empty") == .badServerResponse)
+        try await Served.serving(Self.script, door: door) { served in
+            #expect(await Self.failure(served, "/reset") == .networkConnectionLost)
+            #expect(await Self.failure(served, "/empty") == .badServerResponse)
+        }
     }
 
     @Test("a broken chunked body fails the request", arguments: Door.allCases)
     func brokenChunk(door: Door) async throws {
-        let served = try Served(Self.script, door: door)
-        defer { served.stop() }
-        // In-process the fault maps to .badServerResponse; URLSession on Linux reports the same
-        // bytes from a socket as .unknown. Either way the request fails and the door serves on.
-        let code = await Self.failure(served, "/chunk")
-        #expect(code == (door == .inProcess ? .badServerResponse : .unknown))
-        #expect(try await served.fetch("/users/2").status == 200)
+        try await Served.serving(Self.script, door: door) { (served: Served) async throws in
+            // In-process the fault maps to .badServerResponse; URLSession on Linux reports the same
+            // bytes from a socket as .unknown. Either way the request fails and the door serves on.
+            let code = await Self.failure(served, "/chunk")
+            #expect(code == (door == .inProcess ? .badServerResponse : .unknown))
+            #expect(try await served.fetch("/users/2").status == 200)
+        }
     }
 
     /// A GET of `path` that must end in `.timedOut` after about 1 s (the timeout in force):
@@ -246,12 +246,12 @@ struct FaultParityTests {
     /// loose: tests running in parallel can hold up this task's resumption.
     static func expectTimeoutAfterOneSecond(_ door: Door, _ path: String, timeout: TimeInterval? = nil,
                                             sessionTimeout: TimeInterval = 1) async throws {
-        let served = try Served(script, door: door)
-        defer { served.stop() }
-        let started = Date()
-        #expect(await failure(served, path, timeout: timeout, sessionTimeout: sessionTimeout) == .timedOut)
-        let waited = Date().timeIntervalSince(started)
-        #expect(waited >= 0.9 && waited < 30)
+        try await Served.serving(script, door: door) { served in
+            let started = Date()
+            #expect(await failure(served, path, timeout: timeout, sessionTimeout: sessionTimeout) == .timedOut)
+            let waited = Date().timeIntervalSince(started)
+            #expect(waited >= 0.9 && waited < 30)
+        }
     }
 
     @Test("a held request times out after the session's timeout", arguments: Door.allCases)
@@ -268,38 +268,38 @@ struct FaultParityTests {
     func delayPastTimeout(door: Door) async throws {
         try await Self.expectTimeoutAfterOneSecond(door, "/late")
         // A delay within the timeout is answered.
-        let served = try Served(Self.script, door: door)
-        defer { served.stop() }
-        #expect(await Self.failure(served, "/brief") == nil)
+        try await Served.serving(Self.script, door: door) { served in
+            #expect(await Self.failure(served, "/brief") == nil)
+        }
     }
 
     @Test("a dribbled body arrives whole, over time", arguments: Door.allCases)
     func dribble(door: Door) async throws {
-        let served = try Served(Self.script, door: door)
-        defer { served.stop() }
-        let reply = try await served.fetch("/dribble")
-        #expect(reply.status == 200 && reply.body == "0123456789")
-        // 10 bytes at 20 bytes a second: about half a second (the first slice leaves at once).
-        #expect(reply.elapsed >= 0.3)
+        try await Served.serving(Self.script, door: door) { served in
+            let reply = try await served.fetch("/dribble")
+            #expect(reply.status == 200 && reply.body == "0123456789")
+            // 10 bytes at 20 bytes a second: about half a second (the first slice leaves at once).
+            #expect(reply.elapsed >= 0.3)
+        }
     }
 
     @Test("a redirect is followed: the final response, both requests journaled", arguments: Door.allCases)
     func redirect(door: Door) async throws {
-        let served = try Served(Self.script + "\nmock.get(\"/moved\", mock.redirect(\"/users/1\", 301))", door: door)
-        defer { served.stop() }
-        let reply = try await served.fetch("/moved")
-        #expect(reply.status == 200 && reply.body == #"{"id":1,"name":"User 1"}"#)
-        #expect(reply.url == served.baseURL + "/users/1")
-        #expect(served.moonmock.engine.journal.entries().map(\.request.path) == ["/moved", "/users/1"])
+        try await Served.serving(Self.script + "\nmock.get(\"/moved\", mock.redirect(\"/users/1\", 301))", door: door) { served in
+            let reply = try await served.fetch("/moved")
+            #expect(reply.status == 200 && reply.body == #"{"id":1,"name":"User 1"}"#)
+            #expect(reply.url == served.baseURL + "/users/1")
+            #expect(served.moonmock.engine.journal.entries().map(\.request.path) == ["/moved", "/users/1"])
+        }
     }
 
     @Test("HEAD answers the headers without the body", arguments: Door.allCases)
     func head(door: Door) async throws {
-        let served = try Served(Self.script, door: door)
-        defer { served.stop() }
-        let reply = try await served.fetch("/head", method: "HEAD")
-        #expect(reply.status == 200 && reply.body.isEmpty)
-        #expect(reply.headers["content-length"] == "13")
+        try await Served.serving(Self.script, door: door) { served in
+            let reply = try await served.fetch("/head", method: "HEAD")
+            #expect(reply.status == 200 && reply.body.isEmpty)
+            #expect(reply.headers["content-length"] == "13")
+        }
     }
 }
 
@@ -315,29 +315,29 @@ struct BytesParityTests {
 
     @Test("percent-encoded captures, repeated query keys, Unicode and escapes, 204", arguments: Door.allCases)
     func encodings(door: Door) async throws {
-        let served = try Served(Self.script, door: door)
-        defer { served.stop() }
-        #expect(try await served.fetch("/p/a%20b").body == #"{"id":"a b","path":"/p/a%20b"}"#)
-        #expect(try await served.fetch("/p/caf%C3%A9").body == #"{"id":"café","path":"/p/caf%C3%A9"}"#)
-        #expect(try await served.fetch("/q?a=1&a=2&b=x%26y").body == #"{"all":["1","2"],"b":"x&y","first":"1"}"#)
-        #expect(try await served.fetch("/text").body == #"{"escaped":"a\"b\\c\n\t","text":"héllo ✓ 🎉"}"#)
-        let empty = try await served.fetch("/nocontent")
-        #expect(empty.status == 204 && empty.body.isEmpty)
+        try await Served.serving(Self.script, door: door) { served in
+            #expect(try await served.fetch("/p/a%20b").body == #"{"id":"a b","path":"/p/a%20b"}"#)
+            #expect(try await served.fetch("/p/caf%C3%A9").body == #"{"id":"café","path":"/p/caf%C3%A9"}"#)
+            #expect(try await served.fetch("/q?a=1&a=2&b=x%26y").body == #"{"all":["1","2"],"b":"x&y","first":"1"}"#)
+            #expect(try await served.fetch("/text").body == #"{"escaped":"a\"b\\c\n\t","text":"héllo ✓ 🎉"}"#)
+            let empty = try await served.fetch("/nocontent")
+            #expect(empty.status == 204 && empty.body.isEmpty)
+        }
     }
 
     @Test("a 300 KB binary body reaches the handler byte for byte", arguments: Door.allCases)
     func binaryBody(door: Door) async throws {
-        let served = try Served(Self.script, door: door)
-        defer { served.stop() }
-        var bytes = [UInt8](repeating: 0xFF, count: 300_000)
-        bytes[0] = 0
-        bytes[bytes.count - 1] = 0x80
-        var request = URLRequest(url: URL(string: served.baseURL + "/len")!, timeoutInterval: 10)
-        request.httpMethod = "POST"
-        request.httpBody = Data(bytes)
-        let (data, response) = try await served.session.data(for: request)
-        #expect((response as! HTTPURLResponse).statusCode == 200)
-        #expect(String(decoding: data, as: UTF8.self) == #"{"first":0,"last":128,"n":300000}"#)
+        try await Served.serving(Self.script, door: door) { served in
+            var bytes = [UInt8](repeating: 0xFF, count: 300_000)
+            bytes[0] = 0
+            bytes[bytes.count - 1] = 0x80
+            var request = URLRequest(url: URL(string: served.baseURL + "/len")!, timeoutInterval: 10)
+            request.httpMethod = "POST"
+            request.httpBody = Data(bytes)
+            let (data, response) = try await served.session.data(for: request)
+            #expect((response as! HTTPURLResponse).statusCode == 200)
+            #expect(String(decoding: data, as: UTF8.self) == #"{"first":0,"last":128,"n":300000}"#)
+        }
     }
 }
 
@@ -355,48 +355,48 @@ struct EdgeParityTests {
 
     @Test("any status goes through; 204 and 304 go without the body a rule gave them", arguments: Door.allCases)
     func statuses(door: Door) async throws {
-        let served = try Served(Self.script, door: door)
-        defer { served.stop() }
-        for code in [205, 299, 418, 599] {
-            let reply = try await served.fetch("/s/\(code)")
-            #expect(reply.status == code && reply.body == "x" && reply.headers["content-length"] == "1")
-        }
-        for code in [204, 304] {
-            let reply = try await served.fetch("/s/\(code)")
-            #expect(reply.status == code && reply.body.isEmpty && reply.headers["content-length"] == nil)
+        try await Served.serving(Self.script, door: door) { served in
+            for code in [205, 299, 418, 599] {
+                let reply = try await served.fetch("/s/\(code)")
+                #expect(reply.status == code && reply.body == "x" && reply.headers["content-length"] == "1")
+            }
+            for code in [204, 304] {
+                let reply = try await served.fetch("/s/\(code)")
+                #expect(reply.status == code && reply.body.isEmpty && reply.headers["content-length"] == nil)
+            }
         }
     }
 
     @Test("'+' and %2B in a query, %2F in a capture, a trailing slash, a fragment, methods, a 1 MB body", arguments: Door.allCases)
     func edges(door: Door) async throws {
-        let served = try Served(Self.script, door: door)
-        defer { served.stop() }
-        #expect(try await served.fetch("/q?q=a+b%2Bc").body == #"{"q":"a b+c"}"#)
-        #expect(try await served.fetch("/p/a%2Fb").body == #"{"id":"a/b"}"#)
-        #expect(try await served.fetch("/p/7/").body == #"{"id":"7"}"#)
-        #expect(try await served.fetch("/opt", method: "OPTIONS").status == 204)
-        // The fragment stays with the client; a lowercase method goes out uppercased.
-        #expect(try await served.fetch("/e?a=1#frag").body == #"{"method":"GET","target":"/e?a=1"}"#)
-        #expect(try await served.fetch("/e", method: "get").body == #"{"method":"GET","target":"/e"}"#)
-        #expect(try await served.fetch("/e", method: "PATCH").body == #"{"method":"PATCH","target":"/e"}"#)
-        let big = try await served.fetch("/big")
-        #expect(big.status == 200 && big.body.utf8.count == 1_000_000 && big.body.allSatisfy { $0 == "x" })
+        try await Served.serving(Self.script, door: door) { served in
+            #expect(try await served.fetch("/q?q=a+b%2Bc").body == #"{"q":"a b+c"}"#)
+            #expect(try await served.fetch("/p/a%2Fb").body == #"{"id":"a/b"}"#)
+            #expect(try await served.fetch("/p/7/").body == #"{"id":"7"}"#)
+            #expect(try await served.fetch("/opt", method: "OPTIONS").status == 204)
+            // The fragment stays with the client; a lowercase method goes out uppercased.
+            #expect(try await served.fetch("/e?a=1#frag").body == #"{"method":"GET","target":"/e?a=1"}"#)
+            #expect(try await served.fetch("/e", method: "get").body == #"{"method":"GET","target":"/e"}"#)
+            #expect(try await served.fetch("/e", method: "PATCH").body == #"{"method":"PATCH","target":"/e"}"#)
+            let big = try await served.fetch("/big")
+            #expect(big.status == 200 && big.body.utf8.count == 1_000_000 && big.body.allSatisfy { $0 == "x" })
+        }
     }
 
     @Test("Swift stubs answer through the socket too", arguments: Door.allCases)
     func swiftStubs(door: Door) async throws {
-        let served = try Served(Self.script, door: door)
-        defer { served.stop() }
-        served.moonmock.stub(.http(.get, uri: "/avatar/{id}"), .http(status: 404, body: Data("no avatar".utf8)))
-        served.moonmock.stub(.path("/offline"), .failure(URLError(.cannotFindHost)))
-        let avatar = try await served.fetch("/avatar/3")
-        #expect(avatar.status == 404 && avatar.body == "no avatar")
-        // A Swift error cannot travel over the wire: the server resets the connection.
-        do {
-            _ = try await served.fetch("/offline")
-            Issue.record("expected the request to fail")
-        } catch let error as URLError {
-            #expect(error.code == (door == .inProcess ? .cannotFindHost : .networkConnectionLost))
+        try await Served.serving(Self.script, door: door) { served in
+            served.moonmock.stub(.http(.get, uri: "/avatar/{id}"), .http(status: 404, body: Data("no avatar".utf8)))
+            served.moonmock.stub(.path("/offline"), .failure(URLError(.cannotFindHost)))
+            let avatar = try await served.fetch("/avatar/3")
+            #expect(avatar.status == 404 && avatar.body == "no avatar")
+            // A Swift error cannot travel over the wire: the server resets the connection.
+            do {
+                _ = try await served.fetch("/offline")
+                Issue.record("expected the request to fail")
+            } catch let error as URLError {
+                #expect(error.code == (door == .inProcess ? .cannotFindHost : .networkConnectionLost))
+            }
         }
     }
 }
