@@ -357,6 +357,35 @@ struct HTTP1Tests {
 
     // MARK: the parsers alone
 
+    @Test("request heads: Connection and Transfer-Encoding are comma-separated lists")
+    func parseListFields() throws {
+        func head(_ fields: String, version: String = "1.1") -> RequestHead.Parse {
+            Array("POST / HTTP/\(version)\r\n\(fields)\r\n\r\n".utf8).withUnsafeBytes { RequestHead.parse($0, limit: 1024) }
+        }
+        func keepAlive(_ value: String, version: String = "1.1") -> Bool? {
+            guard case .complete(let h, _) = head("Connection: \(value)", version: version) else { return nil }
+            return h.keepAlive
+        }
+        // Any element, in any case, with spaces, tabs and empty elements around it.
+        #expect(keepAlive("close") == false && keepAlive("CLOSE") == false && keepAlive("Upgrade ,\t close") == false)
+        #expect(keepAlive(",, close,") == false && keepAlive("keep-alive, Close") == false)
+        #expect(keepAlive("closed") == true && keepAlive("close-ish, x") == true && keepAlive("clo se") == true)
+        #expect(keepAlive("keep-alive", version: "1.0") == true && keepAlive(" Keep-Alive ,", version: "1.0") == true)
+        #expect(keepAlive("upgrade", version: "1.0") == false && keepAlive("", version: "1.0") == false)
+        func coding(_ value: String) -> String {
+            switch head("Transfer-Encoding: \(value)") {
+            case .complete(let h, _): return h.chunked ? "chunked" : "plain"
+            case .invalid(let status, _): return "\(status)"
+            case .incomplete: return "incomplete"
+            }
+        }
+        #expect(coding("chunked") == "chunked" && coding("Chunked") == "chunked" && coding(" chunked ,") == "chunked")
+        #expect(coding("gzip, chunked") == "chunked")
+        // Chunked must come last, once; anything else is not understood.
+        #expect(coding("chunked, gzip") == "501" && coding("chunked, chunked") == "501" && coding("gzip") == "501")
+        #expect(coding("") == "501" && coding("chunkedx") == "501")
+    }
+
     @Test("request heads: fields, framing and keep-alive")
     func parseHead() throws {
         let text = "\r\nPOST /a?b=1 HTTP/1.1\r\nHost: example.com\r\ncontent-LENGTH:  12 \r\nConnection: Keep-Alive, close\nX-Empty:\r\n\r\nbody"

@@ -239,7 +239,7 @@ final class EventLoop: @unchecked Sendable {
                 return   // EAGAIN (the queue is empty), or out of descriptors
             }
             nextSerial += 1
-            let connection = Connection(fd: fd, serial: nextSerial, now: DispatchTime.now().uptimeNanoseconds)
+            let connection = Connection(fd: fd, serial: nextSerial, now: turnStarted)
             if Int(fd) >= connections.count { connections += Array(repeating: nil, count: Int(fd) + 64 - connections.count) }
             connections[Int(fd)] = connection
             connectionCount.add(1, ordering: .relaxed)

@@ -163,20 +163,19 @@ struct RequestHead {
             case 17 where nameEquals(name, "transfer-encoding"):
                 // Only chunked is understood, and it must come last (RFC 9112 §6.3).
                 transferEncoding = true
-                let codings = String(decoding: value, as: UTF8.self).split(separator: ",").map {
-                    $0.trimmingSpaces.asciiLowercased
+                var chunkedCount = 0, lastIsChunked = false
+                forEachListElement(value) { coding in
+                    lastIsChunked = equalsLowercased(coding, "chunked")
+                    if lastIsChunked { chunkedCount += 1 }
                 }
-                if codings.last != "chunked" || codings.dropLast().contains("chunked") {
+                if !lastIsChunked || chunkedCount > 1 {
                     return .invalid(status: 501, message: "unsupported Transfer-Encoding '\(String(decoding: value, as: UTF8.self))'")
                 }
                 chunked = true
             case 10 where nameEquals(name, "connection"):
-                for token in String(decoding: value, as: UTF8.self).split(separator: ",") {
-                    switch token.trimmingSpaces.asciiLowercased {
-                    case "close": connectionClose = true
-                    case "keep-alive": connectionKeepAlive = true
-                    default: break
-                    }
+                forEachListElement(value) { option in
+                    if equalsLowercased(option, "close") { connectionClose = true }
+                    else if equalsLowercased(option, "keep-alive") { connectionKeepAlive = true }
                 }
             case 6 where nameEquals(name, "expect"):
                 guard equalsLowercased(value, "100-continue") else {
@@ -247,6 +246,24 @@ struct RequestHead {
     @inline(__always)
     private static func spells(_ p: UnsafePointer<UInt8>, _ literal: StaticString) -> Bool {
         memcmp(p, literal.utf8Start, literal.utf8CodeUnitCount) == 0
+    }
+
+    /// Calls `body` with each element of a comma-separated field value (RFC 9110 §5.6.1), without
+    /// the spaces and tabs around it; empty elements are skipped. Bytes, not `String.split`: a
+    /// `Connection: close` request would otherwise spend a sixth of its instructions here.
+    @inline(__always)
+    static func forEachListElement(_ value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {
+        guard let base = value.baseAddress else { return }
+        var start = 0
+        while start < value.count {
+            var end = start
+            while end < value.count && value[end] != 0x2C { end += 1 }   // ","
+            var a = start, b = end
+            while a < b && (value[a] == space || value[a] == tab) { a += 1 }
+            while b > a && (value[b - 1] == space || value[b - 1] == tab) { b -= 1 }
+            if a < b { body(UnsafeRawBufferPointer(start: base + a, count: b - a)) }
+            start = end + 1
+        }
     }
 
     /// Whether `bytes`, lowercased, spell `lowercase`.
@@ -343,15 +360,3 @@ struct RecentStrings {
 // Literals, not `UInt8(ascii:)`: those would be lazily made globals, each read a `swift_once` call.
 private let cr: UInt8 = 0x0D, lf: UInt8 = 0x0A, space: UInt8 = 0x20, tab: UInt8 = 0x09
 private let colonByte: UInt8 = 0x3A
-
-extension Substring {
-    /// Without leading and trailing spaces and tabs.
-    var trimmingSpaces: Substring {
-        var s = self
-        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
-        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
-        return s
-    }
-
-    var asciiLowercased: String { String(self).asciiLowercased }
-}
