@@ -3,6 +3,8 @@ import CLua
 extension LuaVM {
     /// Registry key under which the unsandboxed `debug` table stays reachable for host preludes.
     public static let debugRegistryKey = "moonmock.debug"
+    /// Registry key of the unsandboxed `string.dump`, for host code that reads bytecode.
+    public static let dumpRegistryKey = "moonmock.dump"
 
     /// Removes everything that reaches outside the VM (DESIGN §2.6). Runs once, from `init`.
     func installSandbox() throws {
@@ -10,6 +12,10 @@ extension LuaVM {
         // Keep `debug` for host code (tracebacks, error positions) before it leaves _G.
         lua_getglobal(L, "debug")
         lua_setfield(L, mm_registryindex(), Self.debugRegistryKey)
+        lua_getglobal(L, "string")
+        lua_getfield(L, -1, "dump")
+        lua_setfield(L, mm_registryindex(), Self.dumpRegistryKey)
+        lua_settop(L, -2)
         guard sandboxed else { return }
         try evaluate(Self.sandboxPrelude, chunkName: "=sandbox")
     }

@@ -29,6 +29,20 @@ extension Engine {
         return pool.primary
     }
 
+    /// Loads a script into as many VMs as `vms` allows (see ``ScriptPool/load(file:engine:options:vms:)``)
+    /// and makes its rules the engine's script rules.
+    ///
+    /// ```swift
+    /// let g = try engine.loadScript(file: "mocks.lua", vms: .automatic(max: 2))
+    /// g.vmCount            // 2, or 1 with g.sharing?.reason saying why
+    /// ```
+    @discardableResult
+    public func loadScript(file: String, options: ScriptOptions = ScriptOptions(), vms: VMCount) throws -> ScriptGeneration {
+        let pool = try ScriptPool.load(file: file, engine: self, options: options, vms: vms)
+        install(pool.primary, pool.makeRuleSet())
+        return pool.primary
+    }
+
     /// Loads a script from text; see ``loadScript(file:options:)``.
     @discardableResult
     public func loadScript(source: String, name: String = "mocks.lua", baseDirectory: String? = nil,

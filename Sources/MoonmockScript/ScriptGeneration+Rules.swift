@@ -98,6 +98,7 @@ extension ScriptGeneration {
         stack.pop()
         if stack.getField(1, "when") == LUA_TFUNCTION {
             let ref = luaL_ref(L, mm_registryindex())
+            perRequestFunctions.append(ref)
             predicates.append(Predicate("when(req)", isCustomCode: true) { [unowned self] req, params in
                 self.callWhen(ref, req, params)
             })
@@ -127,6 +128,7 @@ extension ScriptGeneration {
             }
         } else if stack.isFunction(at: -1) {
             let ref = luaL_ref(L, mm_registryindex())
+            perRequestFunctions.append(ref)
             responder = { [unowned self] context in
                 guard let (response, explicit) = try self.callHandler(ref, context) else { return nil }
                 return ruleDefaults.apply(to: response, explicitStatus: explicit)
@@ -177,7 +179,9 @@ extension ScriptGeneration {
         while lua_next(stack.L, items) != 0 {
             let name = stack.string(at: -2) ?? ""
             if stack.isFunction(at: -1) {
-                handlers[name] = .function(luaL_ref(stack.L, mm_registryindex()))   // pops the value
+                let ref = luaL_ref(stack.L, mm_registryindex())   // pops the value
+                perRequestFunctions.append(ref)
+                handlers[name] = .function(ref)
                 continue
             }
             defer { stack.pop() }

@@ -35,6 +35,13 @@ public final class ScriptGeneration: @unchecked Sendable {
     /// The registered rules whose responders call into the VM (handler functions, variants);
     /// the others answer from Swift values and need no VM of a pool.
     var luaResponders: Set<ObjectIdentifier> = []
+    /// Registry references of every Lua function run per request (handlers, variants' handlers,
+    /// `when` predicates): what ``checkSharing()`` reads.
+    var perRequestFunctions: [Int32] = []
+    /// How many VMs of a pool run this script, set on the pool's first generation.
+    public internal(set) var vmCount = 1
+    /// The sharing check's verdict when the VM count was chosen automatically.
+    public internal(set) var sharing: SharingVerdict?
     /// Rules with variants: id, names, default (declared to the engine once the load succeeds).
     public internal(set) var variantDeclarations: [VariantStore.Declaration] = []
     /// Mock-Bundles the script declared (handed to the engine once the load succeeds).

@@ -25,13 +25,18 @@ public final class ScriptHost: @unchecked Sendable {
         /// The last failed reload's message (`mocks.lua:LINE: …`), cleared by a successful one.
         public internal(set) var lastError: String?
         public internal(set) var watching: Bool
+        /// Lua VMs running the current generation.
+        public internal(set) var vms: Int
+        /// With `--vms auto`, why the current generation runs on one VM (`nil` when it is shared).
+        public internal(set) var oneVMReason: String?
 
         public var json: JSONValue {
             var o: [String: JSONValue] = [
                 "file": .string(file), "generation": .integer(Int64(generation)), "loaded_at": .double(loadedAt),
                 "load_ms": .double((loadMilliseconds * 10).rounded() / 10), "rules": .integer(Int64(rules)),
-                "watching": .bool(watching),
+                "watching": .bool(watching), "vms": .integer(Int64(vms)),
             ]
+            if let oneVMReason { o["one_vm_reason"] = .string(oneVMReason) }
             o["last_error"] = lastError.map(JSONValue.string) ?? .null
             return .object(o)
         }
@@ -48,7 +53,7 @@ public final class ScriptHost: @unchecked Sendable {
     public let file: String
     public let engine: Engine
     public let options: ScriptOptions
-    public let vms: Int
+    public let vms: VMCount
     private let log: (@Sendable (String) -> Void)?
     private let loader: @Sendable () throws -> ScriptGeneration
     private let reloadLock = NSLock()
@@ -62,7 +67,7 @@ public final class ScriptHost: @unchecked Sendable {
     }
 
     /// Loads `file` (throwing ``ScriptError`` when it does not load) and installs its rules.
-    public convenience init(file: String, engine: Engine, options: ScriptOptions = ScriptOptions(), vms: Int = 1,
+    public convenience init(file: String, engine: Engine, options: ScriptOptions = ScriptOptions(), vms: VMCount = .exactly(1),
                             log: (@Sendable (String) -> Void)? = nil) throws {
         try self.init(file: file, engine: engine, options: options, vms: vms, log: log) {
             try engine.loadScript(file: file, options: options, vms: vms)
@@ -73,12 +78,12 @@ public final class ScriptHost: @unchecked Sendable {
     /// script behind `moonmock serve --bundle DIR`; watching follows the files it reads.
     public convenience init(source: String, name: String, baseDirectory: String, engine: Engine,
                             options: ScriptOptions = ScriptOptions(), log: (@Sendable (String) -> Void)? = nil) throws {
-        try self.init(file: name, engine: engine, options: options, vms: 1, log: log) {
+        try self.init(file: name, engine: engine, options: options, vms: .exactly(1), log: log) {
             try engine.loadScript(source: source, name: name, baseDirectory: baseDirectory, options: options)
         }
     }
 
-    private init(file: String, engine: Engine, options: ScriptOptions, vms: Int, log: (@Sendable (String) -> Void)?,
+    private init(file: String, engine: Engine, options: ScriptOptions, vms: VMCount, log: (@Sendable (String) -> Void)?,
                  loader: @escaping @Sendable () throws -> ScriptGeneration) throws {
         self.file = file
         self.engine = engine
@@ -90,7 +95,8 @@ public final class ScriptHost: @unchecked Sendable {
         let generation = try loader()
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
         state = Mutex((Status(file: generation.displayName, generation: 1, loadedAt: engine.environment.now(), loadMilliseconds: ms,
-                              rules: generation.rules.count, lastError: nil, watching: false), generation))
+                              rules: generation.rules.count, lastError: nil, watching: false, vms: generation.vmCount,
+                              oneVMReason: generation.sharing?.reason), generation))
     }
 
     deinit { _watcher?.stop() }
@@ -118,6 +124,8 @@ public final class ScriptHost: @unchecked Sendable {
                 s.status.loadMilliseconds = ms
                 s.status.rules = generation.rules.count
                 s.status.lastError = nil
+                s.status.vms = generation.vmCount
+                s.status.oneVMReason = generation.sharing?.reason
                 s.current = generation
                 return s.status.generation
             }

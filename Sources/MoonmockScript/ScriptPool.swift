@@ -14,6 +14,29 @@ import Synchronization
 /// let pool = try ScriptPool.load(file: "mocks.lua", engine: engine, count: 2)
 /// engine.setScriptRules(pool.makeRuleSet())
 /// ```
+/// How many Lua VMs run a script (`moonmock serve --vms`).
+public enum VMCount: Sendable, Equatable, CustomStringConvertible {
+    /// This many. With more than one, Lua locals and globals are per VM.
+    case exactly(Int)
+    /// Up to `max`, when the script's per-request code cannot tell its VMs apart
+    /// (``ScriptGeneration/checkSharing()``); one otherwise.
+    case automatic(max: Int)
+
+    /// The most VMs this allows.
+    public var most: Int {
+        switch self {
+        case .exactly(let n), .automatic(max: let n): max(1, n)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .exactly(let n): "\(n)"
+        case .automatic(let n): "auto (up to \(n))"
+        }
+    }
+}
+
 public final class ScriptPool: Sendable {
     public let generations: [ScriptGeneration]
     /// One flag per VM, claimed with a compare-and-swap: no lock on the request path.
@@ -51,6 +74,37 @@ public final class ScriptPool: Sendable {
             }
             generations.append(g)
         }
+        first.vmCount = generations.count
+        return ScriptPool(generations)
+    }
+
+    /// Loads the script at `file` into `vms` VMs: exactly as many, or (``VMCount/automatic(max:)``)
+    /// as many only when ``ScriptGeneration/checkSharing()`` finds that no answer can tell the
+    /// VMs apart, and one otherwise. The primary generation's ``ScriptGeneration/sharing`` says
+    /// which and why.
+    ///
+    /// ```swift
+    /// let pool = try ScriptPool.load(file: "mocks.lua", engine: engine, vms: .automatic(max: 4))
+    /// pool.generations.count   // 4, or 1 when a handler counts in a Lua local
+    /// ```
+    public static func load(file: String, engine: Engine, options: ScriptOptions = ScriptOptions(), vms: VMCount) throws -> ScriptPool {
+        guard case .automatic(let most) = vms else { return try load(file: file, engine: engine, options: options, count: vms.most) }
+        let first = try ScriptGeneration.load(file: file, engine: engine, options: options)
+        let verdict = first.checkSharing()
+        first.sharing = verdict
+        guard verdict.shareable, most > 1 else { return ScriptPool([first]) }
+        var generations = [first]
+        for _ in 1..<most {
+            let g = try ScriptGeneration.load(file: file, engine: engine, options: options, sequenceHits: first.sequenceHits)
+            let other = g.checkSharing()
+            guard g.rules.map(\.id) == first.rules.map(\.id), other == verdict else {
+                // Loads that differ (randomness or ids at load): one VM, as the script was first loaded.
+                first.sharing = SharingVerdict(shareable: false, reason: "\(first.displayName): each load of the script makes different values (random numbers, ids or times at load)", fingerprint: "")
+                return ScriptPool([first])
+            }
+            generations.append(g)
+        }
+        first.vmCount = generations.count
         return ScriptPool(generations)
     }
 

@@ -52,6 +52,12 @@ enum Check {
             if !notes.isEmpty { line += "  [" + notes.joined(separator: "; ") + "]" }
             print(line)
         }
+        let sharing = generation.checkSharing()
+        if let reason = sharing.reason {
+            print("serve runs it on one Lua VM: \(reason)")
+        } else {
+            print("serve runs it on one Lua VM per core: no answer depends on a VM's own Lua state")
+        }
         return 0
     }
 }

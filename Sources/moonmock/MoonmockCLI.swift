@@ -34,10 +34,11 @@ enum MoonmockCLI {
       --host ADDRESS         address to bind (default 127.0.0.1)
       --port PORT            port to bind (default 8080; 0 picks one)
       --threads N            worker threads (default: one per VM, at most one per core)
-      --vms N                Lua VMs running the script (default 1); more VMs run handlers
-                             in parallel, but Lua locals and globals are then per VM:
-                             keep state shared between requests in mock.state
-                             (--vms N with N = the number of cores uses every core)
+      --vms N|auto           Lua VMs running the script (default auto: one per core when
+                             no answer can depend on a VM's own copy of the script's
+                             locals and globals, as moonmock check reports; else 1).
+                             With --vms N, Lua locals and globals are per VM: keep
+                             state shared between requests in mock.state
       --tls-cert FILE        PEM certificate, with --tls-key FILE: serve HTTPS
       --tls-key FILE         PEM private key
       --log MODE             request lines: none, compact or verbose (default none)
@@ -69,7 +70,8 @@ enum MoonmockCLI {
     usage: moonmock check SCRIPT [--lib DIR]... [--unsafe]
 
     Loads SCRIPT, reports the first error as FILE:LINE: MESSAGE (exit 1),
-    or lists the rules in the order they are tried (exit 0).
+    or lists the rules in the order they are tried and whether serve can run
+    the script on one Lua VM per core (exit 0).
 
     options:
       --lib DIR        also look for require()d modules in DIR (repeatable; MOONMOCK_PATH too)

@@ -13,7 +13,8 @@ enum Serve {
         var configuration = ServerConfiguration()
         var script: String?
         var journal = 1000
-        var vms = 1
+        let cores = ServerConfiguration().threads
+        var vms = VMCount.automatic(max: cores)
         var threads: Int?
         var watch = true
         var bundle: String?
@@ -51,8 +52,12 @@ enum Serve {
                 case "--admin-token": configuration.adminToken = try value(arg)
                 case "--vms":
                     let v = try value(arg)
-                    guard let n = Int(v), n >= 1 else { throw UsageError("--vms must be a positive number, got '\(v)'") }
-                    vms = n
+                    if v == "auto" {
+                        vms = .automatic(max: cores)
+                    } else {
+                        guard let n = Int(v), n >= 1 else { throw UsageError("--vms must be a positive number or auto, got '\(v)'") }
+                        vms = .exactly(n)
+                    }
                 case "--max-body":
                     let v = try value(arg)
                     guard let n = Int(v), n >= 0 else { throw UsageError("--max-body must be a number of bytes, got '\(v)'") }
@@ -75,10 +80,8 @@ enum Serve {
                 }
             }
             if (certPath == nil) != (keyPath == nil) { throw UsageError("--tls-cert and --tls-key go together") }
-            // One worker per VM by default: with one VM, a second worker only waits for it, and
-            // the VM's memory then moves between cores with every other request (measured on
-            // two cores: one worker 96.6k rps, two workers 87.8k, with a third more CPU per request).
-            configuration.threads = threads ?? max(1, min(vms, ServerConfiguration().threads))
+            // Automatic VMs serve the workers there are: no more VMs than --threads asks for.
+            if case .automatic = vms, let threads { vms = .automatic(max: threads) }
             if bundle != nil && script != nil { throw UsageError("give a SCRIPT or --bundle DIR, not both (a script can use mock.bundle)") }
         } catch let error as UsageError {
             return MoonmockCLI.usageError(error.message, MoonmockCLI.serveUsage)
@@ -117,6 +120,10 @@ enum Serve {
             return 1
         }
         let generation = host.current
+        // One worker per VM by default: with one VM, a second worker only waits for it, and
+        // the VM's memory then moves between cores with every other request (measured on
+        // two cores: one worker 96.6k rps, two workers 87.8k, with a third more CPU per request).
+        configuration.threads = threads ?? max(1, min(generation.vmCount, cores))
         let reload: @Sendable () throws -> MoonmockServer.ReloadResult = {
             let outcome = host.reload()
             return .init(ok: outcome.ok, message: outcome.message, rules: host.status.rules)
@@ -129,12 +136,18 @@ enum Serve {
             MoonmockCLI.printError("moonmock: \(error)")
             return 1
         }
-        say("moonmock: serving \(generation.displayName) (\(generation.rules.count) rules\(vms > 1 ? ", \(vms) VMs" : "")) on \(server.baseURL)")
+        say("moonmock: serving \(generation.displayName) (\(generation.rules.count) rule\(generation.rules.count == 1 ? "" : "s"), \(Serve.vmSummary(generation))) on \(server.baseURL)")
+        if let reason = generation.sharing?.reason { say("moonmock: one Lua VM, because \(reason)") }
         say("moonmock: admin API and dashboard at \(server.baseURL)/__moonmock/\(watch ? "; reloading on save" : "")")
         waitForSignal()
         say("moonmock: stopping (draining \(server.requestsInFlight) request(s))")
         server.stop(drainSeconds: 5)
         return 0
+    }
+
+    /// "2 VMs" or "1 VM".
+    static func vmSummary(_ generation: ScriptGeneration) -> String {
+        generation.vmCount == 1 ? "1 VM" : "\(generation.vmCount) VMs"
     }
 
     /// Writes a line to stdout at once (no buffering: scripts read the port from it).

@@ -42,10 +42,11 @@ struct CLITests {
       --host ADDRESS         address to bind (default 127.0.0.1)
       --port PORT            port to bind (default 8080; 0 picks one)
       --threads N            worker threads (default: one per VM, at most one per core)
-      --vms N                Lua VMs running the script (default 1); more VMs run handlers
-                             in parallel, but Lua locals and globals are then per VM:
-                             keep state shared between requests in mock.state
-                             (--vms N with N = the number of cores uses every core)
+      --vms N|auto           Lua VMs running the script (default auto: one per core when
+                             no answer can depend on a VM's own copy of the script's
+                             locals and globals, as moonmock check reports; else 1).
+                             With --vms N, Lua locals and globals are per VM: keep
+                             state shared between requests in mock.state
       --tls-cert FILE        PEM certificate, with --tls-key FILE: serve HTTPS
       --tls-key FILE         PEM private key
       --log MODE             request lines: none, compact or verbose (default none)
@@ -188,7 +189,8 @@ struct ServeCommandTests {
             text += String(decoding: data, as: UTF8.self)
         }
         let firstLine = text.split(separator: "\n").first.map(String.init) ?? ""
-        #expect(firstLine.hasPrefix("moonmock: serving mocks.lua (9 rules) on http://127.0.0.1:"))
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        #expect(firstLine.hasPrefix("moonmock: serving mocks.lua (9 rules, \(cores == 1 ? "1 VM" : "\(cores) VMs")) on http://127.0.0.1:"))
         let port = try #require(firstLine.split(separator: ":").last.flatMap { Int($0) })
 
         let (data, response) = try await URLSession(configuration: .ephemeral).data(from: URL(string: "http://127.0.0.1:\(port)/users/7")!)
@@ -204,21 +206,37 @@ struct ServeCommandTests {
         #expect((text + rest).contains("moonmock: stopping"))
     }
 
-    @Test("serve runs one worker per Lua VM unless --threads says otherwise")
+    @Test("serve runs one worker per Lua VM unless --threads says otherwise; by default a VM per core when the script allows")
     func workers() async throws {
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        for (arguments, expected) in [([String](), 1), (["--vms", "2"], min(2, cores)), (["--vms", "2", "--threads", "3"], 3)] {
+        let counting = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-counting-\(UUID().uuidString).lua")
+        try Data("local n = 0\nmock.get('/n', function() n = n + 1; return { n = n } end)\n".utf8).write(to: counting)
+        defer { try? FileManager.default.removeItem(at: counting) }
+        let cases: [([String], Int, String)] = [
+            (["examples/mocks.lua"], cores, "(9 rules, \(cores == 1 ? "1 VM" : "\(cores) VMs"))"),
+            (["examples/mocks.lua", "--vms", "1"], 1, "(9 rules, 1 VM)"),
+            (["examples/mocks.lua", "--vms", "2"], min(2, cores), "(9 rules, 2 VMs)"),
+            (["examples/mocks.lua", "--vms", "2", "--threads", "3"], 3, "(9 rules, 2 VMs)"),
+            ([counting.path], 1, "one Lua VM, because \(counting.lastPathComponent):2: assigns the variable 'n'"),
+            ([counting.path, "--vms", "2"], min(2, cores), "(1 rule, 2 VMs)"),
+        ]
+        for (arguments, expected, said) in cases {
             let process = Process()
             process.executableURL = CLIRunner.binary
-            process.arguments = ["serve", "examples/mocks.lua", "--port", "0", "--no-watch"] + arguments
+            process.arguments = ["serve", "--port", "0", "--no-watch"] + arguments
             process.currentDirectoryURL = CLIRunner.packageRoot
             let out = Pipe()
             process.standardOutput = out
             process.standardError = FileHandle.nullDevice
             try process.run()
             defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
-            let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
-            let port = try #require(line.split(separator: "\n").first?.split(separator: ":").last.flatMap { Int($0) }, "\(line)")
+            var text = ""
+            let deadline = Date().addingTimeInterval(20)
+            while !text.contains("admin API"), Date() < deadline {
+                text += String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+            }
+            let port = try #require(text.split(separator: "\n").first?.split(separator: ":").last.flatMap { Int($0) }, "\(text)")
+            #expect(text.contains(said), "\(arguments): \(text)")
             let (data, _) = try await URLSession(configuration: .ephemeral).data(from: URL(string: "http://127.0.0.1:\(port)/__moonmock/health")!)
             let health = String(decoding: data, as: UTF8.self)
             let workers = health.components(separatedBy: "\"connections_per_worker\":[").last?.prefix { $0 != "]" }
@@ -244,7 +262,7 @@ struct ServeCommandTests {
         try process.run()
         defer { if process.isRunning { process.terminate() } }
         let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
-        #expect(line.hasPrefix("moonmock: serving bundle.json (1 rules) on http://127.0.0.1:"))
+        #expect(line.hasPrefix("moonmock: serving bundle.json (1 rule, 1 VM) on http://127.0.0.1:"))
         let port = try #require(line.split(separator: "\n").first?.split(separator: ":").last.flatMap { Int($0) })
         let (data, _) = try await URLSession(configuration: .ephemeral).data(from: URL(string: "http://127.0.0.1:\(port)/hello")!)
         #expect(String(decoding: data, as: UTF8.self) == "hello from the bundle")
