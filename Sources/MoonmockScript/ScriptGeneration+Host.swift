@@ -103,6 +103,22 @@ extension ScriptGeneration {
         try vm.call(arguments: 3, results: 1)
         lua_setglobal(L, "mock")
         s.pop()   // H
+        try snapshotForSharingCheck()
+    }
+
+    /// Keeps the globals and the `mock` API as they are before the script runs, for
+    /// ``checkSharing()`` (see ``SharingCheck/snapshotSource``).
+    private func snapshotForSharingCheck() throws {
+        let L = vm.state
+        let registry = mm_registryindex()
+        try vm.load(SharingCheck.snapshotSource, chunkName: SharingCheck.chunkName)
+        lua_rawgeti(L, registry, lua_Integer(LUA_RIDX_GLOBALS))
+        lua_getglobal(L, "mock")
+        lua_getfield(L, registry, LuaVM.debugRegistryKey)
+        lua_getfield(L, -1, "getmetatable")
+        mm_remove(L, -2)
+        try vm.call(arguments: 3, results: 1)
+        lua_setfield(L, registry, SharingCheck.pristineKey)
     }
 
     private func installStateFunctions(_ H: Int32) {

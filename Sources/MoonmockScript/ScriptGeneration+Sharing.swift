@@ -34,13 +34,18 @@ extension ScriptGeneration {
                 return SharingVerdict(shareable: false, reason: "the check does not compile: \(error)", fingerprint: "")
             }
             let registry = mm_registryindex()
+            // The check runs with the pristine globals as its _ENV: nothing the script replaced.
+            lua_getfield(L, registry, SharingCheck.pristineKey)
+            guard lua_setupvalue(L, -2, 1) != nil else {
+                return SharingVerdict(shareable: false, reason: "the check has no environment", fingerprint: "")
+            }
             lua_createtable(L, Int32(clamping: perRequestFunctions.count), 0)
             for (i, ref) in perRequestFunctions.enumerated() {
                 lua_rawgeti(L, registry, lua_Integer(ref))
                 lua_rawseti(L, -2, lua_Integer(i + 1))
             }
             lua_rawgeti(L, registry, lua_Integer(LUA_RIDX_GLOBALS))
-            lua_getglobal(L, "mock")
+            lua_getfield(L, registry, SharingCheck.pristineKey)
             lua_rawgeti(L, registry, lua_Integer(refs.requestMeta))
             lua_getfield(L, registry, LuaVM.dumpRegistryKey)
             lua_getfield(L, registry, LuaVM.debugRegistryKey)

@@ -20,16 +20,41 @@
 enum SharingCheck {
     static let chunkName = "=moonmock-sharing"
 
-    /// Called with (entries, env, mock, requestMeta, string.dump, debug.getupvalue,
-    /// debug.getmetatable, debug.getinfo); returns `true, fingerprint` or `false, reason`.
+    /// Registry key of the snapshot ``snapshotSource`` makes.
+    static let pristineKey = "moonmock.pristine"
+
+    /// Run after the prelude and before the script: the globals, libraries and `mock` API as
+    /// the host made them, which the check trusts (the script may replace any of them).
+    static let snapshotSource = #"""
+    local G, mock, getmeta = ...
+    local function copy(t) local c = {}; for k, v in next, t do c[k] = v end; return c end
+    local p = copy(G)
+    for _, lib in ipairs { "string", "math", "table", "utf8", "os", "coroutine", "io", "debug" } do
+      if type(G[lib]) == "table" then p[lib] = copy(G[lib]) end
+    end
+    p.mock, p.json, p.state = copy(mock), copy(mock.json), copy(mock.state)
+    local jm = getmeta(mock.json)
+    p.jsonCall = jm and rawget(jm, "__call")
+    return p
+    """#
+
+    /// Called, with ``pristineKey``'s table as its `_ENV`, with (entries, globals, pristine,
+    /// requestMeta, string.dump, debug.getupvalue, debug.getmetatable, debug.getinfo); returns
+    /// `true, fingerprint` or `false, reason`.
     static let source = #"""
 -- Whether a script's per-request code can run on several VMs without a difference showing.
--- Called as analyze(entries, env, mock, requestMeta, dump, getupvalue, getmeta, getinfo)
--- and returns true, fingerprint  or  false, reason.
-local entries, env, mock, requestMeta, dump, getupvalue, getmeta, getinfo = ...
+-- Called as check(entries, world, pristine, requestMeta, dump, getupvalue, getmeta, getinfo)
+-- and returns true, fingerprint  or  false, reason. Its _ENV is `pristine`: the globals and
+-- libraries as they were before the script ran (the script may replace any of them), and it
+-- never uses a string method (the string metatable is the script's to change).
+local entries, env, pristine, requestMeta, dump, getupvalue, getmeta, getinfo = ...
 local type, pairs, ipairs, next, tostring, error, pcall, select = type, pairs, ipairs, next, tostring, error, pcall, select
 local rawget, rawequal, sunpack, concat, sort, mtype = rawget, rawequal, string.unpack, table.concat, table.sort, math.type
-local strlib = string
+local sbyte, ssub, sformat, sgsub, setmetatable = string.byte, string.sub, string.format, string.gsub, setmetatable
+local mock = pristine.mock
+-- What `("x"):name` finds: the string metatable's __index, which the script may have changed.
+local strlib = rawget(getmeta("") or {}, "__index")
+if type(strlib) ~= "table" then strlib = {} end
 
 -- Abstract values: LOC (made for this request: strings, numbers, the request table, tables and
 -- closures a handler makes), UNK (anything, possibly shared), or a box { v = value } (a value
@@ -68,8 +93,8 @@ local function sortedKeys(t)
   sort(keys)
   return keys
 end
-for _, k in ipairs(sortedKeys(env)) do
-  local v = rawget(env, k)
+for _, k in ipairs(sortedKeys(pristine)) do
+  local v = rawget(pristine, k)
   if type(v) == "function" and not names[v] then names[v] = k
   elseif type(v) == "table" and k ~= "_G" and k ~= "mock" then
     for _, k2 in ipairs(sortedKeys(v)) do
@@ -82,12 +107,12 @@ for _, k in ipairs(sortedKeys(mock)) do
   local v = rawget(mock, k)
   if type(v) == "function" then names[v] = "mock." .. k end
 end
-local function name(f) return names[f] or tostring(f):gsub(":.*", "") end
+local function name(f) return names[f] or (sgsub(tostring(f), ":.*", "")) end
 
 -- Bytecode (Lua 5.4 dump format).
 local function parse(s)
   local pos = 1
-  local function byte() local b = s:byte(pos); pos = pos + 1; return b end
+  local function byte() local b = sbyte(s, pos); pos = pos + 1; return b end
   local function size()
     local x = 0
     repeat local b = byte(); x = x * 128 + (b & 0x7f) until b >= 0x80
@@ -96,10 +121,10 @@ local function parse(s)
   local function str()
     local n = size()
     if n == 0 then return nil end
-    local v = s:sub(pos, pos + n - 2); pos = pos + n - 1
+    local v = ssub(s, pos, pos + n - 2); pos = pos + n - 1
     return v
   end
-  if s:sub(1, 4) ~= "\27Lua" or s:byte(5) ~= 0x54 or s:byte(6) ~= 0 or s:byte(13) ~= 4 or s:byte(14) ~= 8 or s:byte(15) ~= 8 then
+  if ssub(s, 1, 4) ~= "\27Lua" or sbyte(s, 5) ~= 0x54 or sbyte(s, 6) ~= 0 or sbyte(s, 13) ~= 4 or sbyte(s, 14) ~= 8 or sbyte(s, 15) ~= 8 then
     return nil
   end
   pos = 16 + 8 + 8 + 1
@@ -152,8 +177,8 @@ local function lineOf(f, pc)   -- pc 0-based, as in luaG_getfuncline
 end
 local function position(f, pc)
   local src = f.source or "?"
-  if src:sub(1, 1) ~= "@" then return "" end   -- the prelude and the sandbox: keep the caller's
-  return src:sub(2):gsub("^.*/", "") .. ":" .. lineOf(f, pc)
+  if ssub(src, 1, 1) ~= "@" then return "" end   -- the prelude and the sandbox: keep the caller's
+  return (sgsub(ssub(src, 2), "^.*/", "")) .. ":" .. lineOf(f, pc)
 end
 
 -- The walk over what the script made when it loaded: every metatable's metamethods are checked
@@ -164,8 +189,8 @@ local parts = {}
 local function fp(s) parts[#parts + 1] = s end
 local function walk(v)
   local t = type(v)
-  if t == "string" then fp(("s%d:"):format(#v)); fp(v); return
-  elseif t == "number" then fp(mtype(v) == "integer" and ("i" .. v) or ("f" .. ("%a"):format(v))); return
+  if t == "string" then fp(sformat("s%d:", #v)); fp(v); return
+  elseif t == "number" then fp(mtype(v) == "integer" and ("i" .. v) or ("f" .. sformat("%a", v))); return
   elseif t == "boolean" or t == "nil" then fp(tostring(v)); return end
   if seen[v] then fp("@" .. seen[v]); return end
   budget = budget - 1
@@ -222,20 +247,24 @@ local function needLocalTable(a, what)
 end
 local analyzeFunction, callValue
 
-for _, lib in ipairs { "math", "utf8", "os" } do
-  for _, f in pairs(env[lib] or {}) do if type(f) == "function" then trusted[f] = pure end end
+-- Library functions are trusted as they were before the script ran, and only C ones: a script
+-- that replaces `string.format` with a function of its own gets that function checked.
+local function isC(f) return type(f) == "function" and getinfo(f, "S").what == "C" end
+local env0 = pristine
+for _, lib in ipairs { "math", "utf8", "os", "string" } do
+  for _, f in pairs(env0[lib] or {}) do if isC(f) then trusted[f] = pure end end
 end
-for _, f in pairs(strlib) do if type(f) == "function" then trusted[f] = pure end end
-for _, f in ipairs { env.type, env.tonumber, env.rawequal, env.rawlen } do trusted[f] = pure end
-trusted[strlib.format] = function(args)
+for _, f in ipairs { env0.type, env0.tonumber, env0.rawequal, env0.rawlen } do trusted[f] = pure end
+local str0 = env0.string
+trusted[str0.format] = function(args)
   if not any(args) then fail("string.format of a table or function made at load gives an address that differs per VM") end
   return LOC
 end
-trusted[env.tostring] = function(args)
+trusted[env0.tostring] = function(args)
   if not any(args) then fail("tostring of a table or function made at load gives an address that differs per VM") end
   return LOC
 end
-trusted[strlib.gsub] = function(args)
+trusted[str0.gsub] = function(args)
   local repl = args[3]
   if repl and not benign(repl) then
     if repl.const and type(repl.v) == "table" then return LOC end
@@ -243,33 +272,33 @@ trusted[strlib.gsub] = function(args)
   end
   return LOC
 end
-trusted[env.error] = function(args)
+trusted[env0.error] = function(args)
   if args[1] and not benign(args[1]) then fail("error() with a table made at load") end
   return LOC
 end
-trusted[env.assert] = function(args)
+trusted[env0.assert] = function(args)
   if args[2] and not benign(args[2]) then fail("assert() with a table made at load") end
   local r = LOC
   for _, a in ipairs(args) do r = join(r, a) end
   return r
 end
-trusted[env.select] = function(args)
+trusted[env0.select] = function(args)
   local r = LOC
   for i = 2, #args do r = join(r, args[i]) end
   return r
 end
-trusted[env.rawget] = function(args)
+trusted[env0.rawget] = function(args)
   local t, k = args[1], args[2]
   if t == LOC then return fieldOfLocal() end
   if t and t.const and type(t.v) == "table" and k and k.const then return konst(rawget(t.v, k.v)) end
   return UNK
 end
-trusted[env.rawset] = function(args)
+trusted[env0.rawset] = function(args)
   needLocalTable(args[1], "rawset")
   store(args[2] or KNIL); store(args[3] or KNIL)
   return LOC
 end
-trusted[env.setmetatable] = function(args)
+trusted[env0.setmetatable] = function(args)
   needLocalTable(args[1], "setmetatable")
   local mt = args[2]
   if mt == LOC then assumptionBroken = true end   -- its metamethods may be given anything
@@ -277,22 +306,23 @@ trusted[env.setmetatable] = function(args)
     if not (mt.const and type(mt.v) == "table") then fail("setmetatable with a metatable the check cannot see") end
     assumptionBroken = true   -- fields may now come from the shared metatable
     walk(mt.v)
+    metas[#metas + 1] = mt.v  -- its metamethods run on the table: checked with the others
   end
   return LOC
 end
-trusted[env.getmetatable] = function() return UNK end
-trusted[env.pcall] = function(args)
+trusted[env0.getmetatable] = function() return UNK end
+trusted[env0.pcall] = function(args)
   local rest = {}
   for i = 2, #args do rest[#rest + 1] = args[i] end
   return join(LOC, callValue(args[1] or KNIL, rest))
 end
-trusted[env.xpcall] = function(args)
+trusted[env0.xpcall] = function(args)
   local rest = {}
   for i = 3, #args do rest[#rest + 1] = args[i] end
   callValue(args[2] or KNIL, { LOC })
   return join(LOC, callValue(args[1] or KNIL, rest))
 end
-local tbl = env.table or {}
+local tbl = env0.table or {}
 if tbl.concat then trusted[tbl.concat] = pure end
 if tbl.insert then trusted[tbl.insert] = function(args)
   needLocalTable(args[1], "table.insert")
@@ -322,10 +352,10 @@ if tbl.move then trusted[tbl.move] = function(args)
   if args[1] ~= LOC then assumptionBroken = true end
   return LOC
 end end
-local ipairsAux = ipairs({})
-trusted[env.ipairs] = pure   -- the CALL site sets the three results itself
+local ipairsAux = env0.ipairs({})
+trusted[env0.ipairs] = pure   -- the CALL site sets the three results itself
 trusted[ipairsAux] = pure
-for _, f in ipairs { env.next, env.pairs } do
+for _, f in ipairs { env0.next, env0.pairs } do
   trusted[f] = function() fail("iterates a table with pairs or next: Lua's order differs per VM") end
 end
 
@@ -340,14 +370,20 @@ trusted[mock.json] = function(args)   -- the table, called
   for i = 2, #args do rest[#rest + 1] = args[i] end
   return builder(rest)
 end
-local jsonMeta = getmeta(mock.json)
-if jsonMeta and rawget(jsonMeta, "__call") then trusted[rawget(jsonMeta, "__call")] = builder end
-for _, k in ipairs { "encode", "decode" } do if mock.json[k] then trusted[mock.json[k]] = hostService end end
-if mock.json.array then trusted[mock.json.array] = function(args) return args[1] or LOC end end
+if pristine.jsonCall then trusted[pristine.jsonCall] = builder end
+local json0 = pristine.json
+for _, k in ipairs { "encode", "decode" } do if json0[k] then trusted[json0[k]] = hostService end end
+if json0.array then trusted[json0.array] = function(args)
+  -- Marks its table as a JSON array: on a table made at load, what other handlers' answers
+  -- show would depend on whether this VM has run this one.
+  if args[1] and args[1] ~= LOC and args[1] ~= KNIL then fail("mock.json.array marks a table made at load (mark it when the script loads)") end
+  return LOC
+end end
 for _, k in ipairs { "read", "log", "now", "uuid" } do if mock[k] then trusted[mock[k]] = hostService end end
-for _, f in pairs(mock.state) do if type(f) == "function" then trusted[f] = hostService end end
-if env.print then trusted[env.print] = hostService end
-if env.math and env.math.randomseed then trusted[env.math.randomseed] = hostService end
+for _, f in pairs(pristine.state) do if type(f) == "function" then trusted[f] = hostService end end
+if env0.print then trusted[env0.print] = hostService end
+if env0.math and env0.math.randomseed then trusted[env0.math.randomseed] = hostService end
+if env0.math and env0.math.random then trusted[env0.math.random] = hostService end
 if requestMeta and type(rawget(requestMeta, "__index")) == "function" then trusted[requestMeta.__index] = hostService end
 
 -- The abstract interpreter over one function's bytecode.
@@ -517,7 +553,7 @@ local function analyzeProto(p, upv, shared, params, regJoinOut)
       local callee = read(A)
       local a = args(A + 1, B ~= 0 and B - 1 or nil)
       local result
-      if callee.const and callee.v == env.ipairs then
+      if callee.const and callee.v == env0.ipairs then
         clobber(A, LOC)
         st[A] = konst(ipairsAux); st[A + 1] = a[1] or KNIL; st[A + 2] = LOC
         result = nil
@@ -621,7 +657,7 @@ function analyzeFunction(f, params)
   for i = #where, depth + 1, -1 do where[i] = nil end
   if not ok then
     -- In the prelude or the sandbox: name the call in the user's script, not the host's line.
-    if type(s) == "table" and s[1] == Stop and (p.source or "="):sub(1, 1) == "=" then
+    if type(s) == "table" and s[1] == Stop and ssub(p.source or "=", 1, 1) == "=" then
       fail("calls " .. name(f) .. " while answering, which changes state each VM keeps")
     end
     error(s, 0)
@@ -635,11 +671,7 @@ function callValue(callee, args)
   if callee.method ~= nil then
     -- obj:name(...) on a local value: a string method, or a function the request made.
     local m = callee.method
-    if type(m) == "function" then
-      local policy = trusted[m]
-      if not policy then fail("calls " .. name(m)) end
-      policy(args)
-    end
+    if type(m) == "function" then callValue(konst(m), args) end
     if not any(args, 2) then fail("passes a value made at load to a method of a local value") end
     return LOC
   end
@@ -688,7 +720,7 @@ local function run()
     memo, active, fnCount = {}, {}, 0
     for _, f in ipairs(entries) do
       where = { "" }
-      analyzeFunction(f, { LOC })
+      callValue(konst(f), { LOC })
     end
     -- Metamethods of load-time tables run on any operation on them.
     local i = 1
@@ -696,7 +728,7 @@ local function run()
       local mt = metas[i]
       if type(mt) == "table" then
         for mk, mm in next, mt do
-          if type(mm) == "function" and type(mk) == "string" and mk:sub(1, 2) == "__" and mk ~= "__gc" then
+          if type(mm) == "function" and type(mk) == "string" and ssub(mk, 1, 2) == "__" and mk ~= "__gc" then
             where = { "" }
             if not trusted[mm] then
               if getinfo(mm, "S").what == "C" then fail("a metamethod (" .. mk .. ") the check cannot see") end

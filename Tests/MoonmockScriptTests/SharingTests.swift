@@ -68,6 +68,14 @@ struct SharingTests {
         ("mock.get('/r', function() local m = require('x'); return {} end)", "mocks.lua:1: calls require while answering"),
         // a predicate that counts
         ("local n = 0\nmock.route { method = 'GET', path = '/w', when = function() n = n + 1; return n > 1 end, respond = 'ok' }", "mocks.lua:2: assigns the variable 'n'"),
+        // library functions the script replaced or added are checked as its own code
+        ("local n = 0\nstring.bump = function(s) n = n + 1; return s end\nmock.get('/b', function(req) return req.path:bump() end)", "mocks.lua:2: assigns the variable 'n'"),
+        ("local n = 0\ntostring = function(v) n = n + 1; return 'x' end\nmock.get('/t', function(req) return tostring(req.path) end)", "mocks.lua:2: assigns the variable 'n'"),
+        ("tostring = next\nmock.get('/t', function(req) return tostring(req.query) end)", "mocks.lua:2: iterates a table with pairs or next"),
+        // metamethods of a load-time metatable run per request
+        ("local n = 0\nlocal V = {}\nV.__add = function(a, b) n = n + 1; return n end\nmock.get('/v', function() local v = setmetatable({}, V); return { s = v + 1 } end)", "mocks.lua:3: assigns the variable 'n'"),
+        // marking a load-time table changes what other handlers' answers show
+        ("local items = {}\nmock.get('/a', function() return { items = mock.json.array(items) } end)", "mocks.lua:2: mock.json.array marks a table made at load"),
         // coroutines live in a VM
         ("local co = coroutine.wrap(function() coroutine.yield(1) end)\nmock.get('/co', function() return { v = co() } end)", "mocks.lua:2: calls"),
     ])
