@@ -424,7 +424,7 @@ local fnCount = 0
 
 -- Checks proto `p` run with upvalues `upv` (abstract values; `shared[i]`: the upvalue outlives
 -- the request) and parameters `params`; returns the join of what it returns.
-local function analyzeProto(p, upv, shared, params, regJoinOut)
+local function analyzeProto(p, upv, shared, params)
   fnCount = fnCount + 1
   if fnCount > 20000 then fail("the script is too large for the check (one VM)") end
   local code, K, knil = p.code, p.k, p.knil
@@ -474,9 +474,11 @@ local function analyzeProto(p, upv, shared, params, regJoinOut)
     queued[pc] = nil
     local st = {}
     for r = 0, maxstack - 1 do st[r] = states[pc][r] end
+    -- A register a closure assigns may hold what the closure stored: local values, or in the
+    -- strict pass anything.
     local function read(r)
       local v = st[r] or LOC
-      if volatile[r] then return join(v, LOC) end
+      if volatile[r] then return join(v, modeStrict and UNK or LOC) end
       return v
     end
     local ins = code[pc]
@@ -602,7 +604,7 @@ local function analyzeProto(p, upv, shared, params, regJoinOut)
   for _, s in pairs(states) do
     for r = 0, maxstack - 1 do regJoin[r] = join(regJoin[r], s[r]) end
   end
-  for r in pairs(volatile) do regJoin[r] = join(regJoin[r], LOC) end
+  for r in pairs(volatile) do regJoin[r] = join(regJoin[r], modeStrict and UNK or LOC) end
   for _, q in ipairs(p.protos) do
     local qupv, qshared = {}, {}
     for j, d in ipairs(q.up) do

@@ -34,11 +34,11 @@ enum MoonmockCLI {
       --host ADDRESS         address to bind (default 127.0.0.1)
       --port PORT            port to bind (default 8080; 0 picks one)
       --threads N            worker threads (default: one per VM, at most one per core)
-      --vms N|auto           Lua VMs running the script (default auto: one per core when
-                             no answer can depend on a VM's own copy of the script's
-                             locals and globals, as moonmock check reports; else 1).
-                             With --vms N, Lua locals and globals are per VM: keep
-                             state shared between requests in mock.state
+      --vms N|auto           Lua VMs running the script (default auto: one per core but
+                             one, left to the client, when no answer can depend on a VM's
+                             own copy of the script's locals and globals, as moonmock
+                             check reports; else 1). With --vms N, Lua locals and
+                             globals are per VM: keep state shared in mock.state
       --tls-cert FILE        PEM certificate, with --tls-key FILE: serve HTTPS
       --tls-key FILE         PEM private key
       --log MODE             request lines: none, compact or verbose (default none)

@@ -68,6 +68,8 @@ struct SharingTests {
         ("mock.get('/r', function() local m = require('x'); return {} end)", "mocks.lua:1: calls require while answering"),
         // a predicate that counts
         ("local n = 0\nmock.route { method = 'GET', path = '/w', when = function() n = n + 1; return n > 1 end, respond = 'ok' }", "mocks.lua:2: assigns the variable 'n'"),
+        // a closure that puts a load-time table in its handler's local, which the handler then changes
+        ("local shared = { n = 0 }\nmock.get('/x', function(req)\n  local t = {}\n  local function pick() t = shared end\n  pick()\n  t.n = 1\n  return {}\nend)", "mocks.lua:6: assigns field 'n' of a table made at load"),
         // library functions the script replaced or added are checked as its own code
         ("local n = 0\nstring.bump = function(s) n = n + 1; return s end\nmock.get('/b', function(req) return req.path:bump() end)", "mocks.lua:2: assigns the variable 'n'"),
         ("local n = 0\ntostring = function(v) n = n + 1; return 'x' end\nmock.get('/t', function(req) return tostring(req.path) end)", "mocks.lua:2: assigns the variable 'n'"),
