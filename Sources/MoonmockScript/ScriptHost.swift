@@ -117,6 +117,7 @@ public final class ScriptHost: @unchecked Sendable {
             let generation = try loader()
             let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
             let now = engine.environment.now()
+            let before = state.withLock { (vms: $0.status.vms, reason: $0.status.oneVMReason) }
             let number = state.withLock { s -> Int in
                 s.status.generation += 1
                 s.status.file = generation.displayName
@@ -130,7 +131,11 @@ public final class ScriptHost: @unchecked Sendable {
                 return s.status.generation
             }
             watcher?.watch(generation.dependencies)
-            let message = "reloaded \(generation.displayName) (gen \(number), \(Int(ms.rounded())) ms)"
+            var message = "reloaded \(generation.displayName) (gen \(number), \(Int(ms.rounded())) ms)"
+            // With automatic VMs a reload decides again: say so when the answer changed.
+            if before.vms != generation.vmCount || before.reason != generation.sharing?.reason {
+                message += generation.sharing?.reason.map { "; now one Lua VM, because \($0)" } ?? "; now \(generation.vmCount) Lua VMs"
+            }
             log?(message)
             return Outcome(ok: true, message: message, generation: number)
         } catch {

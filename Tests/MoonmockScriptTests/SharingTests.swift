@@ -122,4 +122,18 @@ struct SharingTests {
         #expect(random.vmCount == 1 && random.sharing?.reason?.contains("each load of the script makes different values") == true)
         #expect(try engine.loadScript(file: folder.path("shared.lua"), vms: .exactly(2)).vmCount == 2)
     }
+
+    @Test("a reload decides again, and says so when the answer changes")
+    func reload() throws {
+        let folder = try ScriptFolder(["mocks.lua": #"mock.get("/n", function() return { n = mock.state:incr("n") } end)"#])
+        let host = try ScriptHost(file: folder.path("mocks.lua"), engine: Engine(), vms: .automatic(max: 2))
+        #expect(host.status.vms == 2 && host.status.oneVMReason == nil)
+        try folder.write("mocks.lua", "local n = 0\nmock.get('/n', function() n = n + 1; return { n = n } end)")
+        let counting = host.reload()
+        #expect(counting.ok && counting.message.hasSuffix("; now one Lua VM, because mocks.lua:2: assigns the variable 'n', kept from the script's load; each VM has its own copy (keep it in mock.state)"), "\(counting.message)")
+        #expect(host.status.vms == 1 && host.status.json["one_vm_reason"] != nil)
+        #expect(!host.reload().message.contains("now"))   // the same answer again: nothing to say
+        try folder.write("mocks.lua", #"mock.get("/n", function() return { n = 1 } end)"#)
+        #expect(host.reload().message.hasSuffix("; now 2 Lua VMs") && host.status.vms == 2)
+    }
 }
