@@ -54,9 +54,9 @@ enum Check {
         }
         let sharing = generation.checkSharing()
         if let reason = sharing.reason {
-            print("serve runs it on one Lua VM: \(reason)")
+            print("Lua VMs: one, since \(reason)")
         } else {
-            print("serve runs it on one Lua VM per core: no answer depends on a VM's own Lua state")
+            print("Lua VMs: serve may run several (no answer depends on a VM's own Lua state)")
         }
         return 0
     }

@@ -70,8 +70,8 @@ enum MoonmockCLI {
     usage: moonmock check SCRIPT [--lib DIR]... [--unsafe]
 
     Loads SCRIPT, reports the first error as FILE:LINE: MESSAGE (exit 1),
-    or lists the rules in the order they are tried and whether serve can run
-    the script on one Lua VM per core (exit 0).
+    or lists the rules in the order they are tried and whether serve may run
+    the script on several Lua VMs, or why not (exit 0).
 
     options:
       --lib DIR        also look for require()d modules in DIR (repeatable; MOONMOCK_PATH too)

@@ -111,6 +111,7 @@ struct CLITests {
         let main = try CLIRunner.run(["check", "examples/mocks.lua"])
         #expect(main.stdout.contains("GET /users/:id"))
         #expect(main.stdout.contains("graphql GetUser"))
+        #expect(main.stdout.hasSuffix("Lua VMs: serve may run several (no answer depends on a VM's own Lua state)\n"))
     }
 
     @Test("check exits 1 with file:line on a broken script")
@@ -122,6 +123,9 @@ struct CLITests {
         let r = try CLIRunner.run(["check", "mocks.lua"], in: dir)
         #expect(r.status == 1)
         #expect(r.stderr.hasPrefix("mocks.lua:3:"))
+        try Data("local n = 0\nmock.get('/n', function() n = n + 1; return { n = n } end)\n".utf8).write(to: dir.appendingPathComponent("counting.lua"))
+        let counting = try CLIRunner.run(["check", "counting.lua"], in: dir)
+        #expect(counting.status == 0 && counting.stdout.hasSuffix("Lua VMs: one, since counting.lua:2: assigns the variable 'n', kept from the script's load; each VM has its own copy (keep it in mock.state)\n"), "\(counting.stdout)")
         let missing = try CLIRunner.run(["check", "nope.lua"], in: dir)
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("nope.lua: cannot read the script (no such file)"))
