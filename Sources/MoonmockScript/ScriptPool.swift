@@ -14,29 +14,6 @@ import Synchronization
 /// let pool = try ScriptPool.load(file: "mocks.lua", engine: engine, count: 2)
 /// engine.setScriptRules(pool.makeRuleSet())
 /// ```
-/// How many Lua VMs run a script (`moonmock serve --vms`).
-public enum VMCount: Sendable, Equatable, CustomStringConvertible {
-    /// This many. With more than one, Lua locals and globals are per VM.
-    case exactly(Int)
-    /// Up to `max`, when the script's per-request code cannot tell its VMs apart
-    /// (``ScriptGeneration/checkSharing()``); one otherwise.
-    case automatic(max: Int)
-
-    /// The most VMs this allows.
-    public var most: Int {
-        switch self {
-        case .exactly(let n), .automatic(max: let n): max(1, n)
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .exactly(let n): "\(n)"
-        case .automatic(let n): "auto (up to \(n))"
-        }
-    }
-}
-
 public final class ScriptPool: Sendable {
     public let generations: [ScriptGeneration]
     /// One flag per VM, claimed with a compare-and-swap: no lock on the request path.

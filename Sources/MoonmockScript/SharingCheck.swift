@@ -48,8 +48,8 @@ enum SharingCheck {
 -- libraries as they were before the script ran (the script may replace any of them), and it
 -- never uses a string method (the string metatable is the script's to change).
 local entries, env, pristine, requestMeta, dump, getupvalue, getmeta, getinfo = ...
-local type, pairs, ipairs, next, tostring, error, pcall, select = type, pairs, ipairs, next, tostring, error, pcall, select
-local rawget, rawequal, sunpack, concat, sort, mtype = rawget, rawequal, string.unpack, table.concat, table.sort, math.type
+local type, pairs, ipairs, next, tostring, error, pcall = type, pairs, ipairs, next, tostring, error, pcall
+local rawget, sunpack, concat, sort, mtype = rawget, string.unpack, table.concat, table.sort, math.type
 local sbyte, ssub, sformat, sgsub, setmetatable = string.byte, string.sub, string.format, string.gsub, setmetatable
 local mock = pristine.mock
 -- What `("x"):name` finds: the string metatable's __index, which the script may have changed.
@@ -614,9 +614,9 @@ local function analyzeProto(p, upv, shared, params)
     -- Outside the strict pass a closure made per request is only called with local values:
     -- calls of local values must pass local arguments, and one used as a metamethod of a
     -- request's table (which may be given anything) sends the check to the strict pass.
-    local params = {}
-    for j = 1, q.numparams do params[j] = modeStrict and UNK or LOC end
-    local s = analyzeProto(q, qupv, qshared, params)
+    local qparams = {}
+    for j = 1, q.numparams do qparams[j] = modeStrict and UNK or LOC end
+    local s = analyzeProto(q, qupv, qshared, qparams)
     -- A closure made per request may be called through a local value: what it returns must
     -- be local for calls on local values to give local results.
     if s and not benign(s) then assumptionBroken = true end
