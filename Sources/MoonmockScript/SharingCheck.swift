@@ -355,9 +355,20 @@ end end
 local ipairsAux = env0.ipairs({})
 trusted[env0.ipairs] = pure   -- the CALL site sets the three results itself
 trusted[ipairsAux] = pure
-for _, f in ipairs { env0.next, env0.pairs } do
-  trusted[f] = function() fail("iterates a table with pairs or next: Lua's order differs per VM") end
+-- pairs and next follow the order of a table's hash part, which for string keys (and tables or
+-- functions as keys) depends on a seed each VM picks. A load-time table whose keys are all
+-- numbers or booleans is laid out alike in every VM (same insertions, unseeded hashes).
+local function unseededKeys(a)
+  if not (a and a.const and type(a.v) == "table") or getmeta(a.v) ~= nil then return false end
+  for k in next, a.v do
+    local t = type(k)
+    if t ~= "number" and t ~= "boolean" then return false end
+  end
+  return true
 end
+local function orderFail() fail("iterates a table with pairs or next: Lua's order of its string keys differs per VM") end
+trusted[env0.pairs] = function(args) if not unseededKeys(args[1]) then orderFail() end; return UNK end
+trusted[env0.next] = function(args) if not unseededKeys(args[1]) then orderFail() end; return UNK end
 
 -- The mock API: builders make fresh values; state, logging, time and ids are the host's.
 local function builder(args) return any(args) and LOC or UNK end
@@ -408,10 +419,23 @@ local function constIndex(t, key)
   end
   return UNK
 end
+-- A field of load-time table t picked by a request's value: any of its values (when t has no
+-- __index to look further). Calling it checks every function among them.
+local oneOfs = setmetatable({}, { __mode = "k" })
+local function oneOf(t)
+  local mt = getmeta(t)
+  if mt ~= nil and rawget(mt, "__index") ~= nil then return UNK end
+  local o = oneOfs[t]
+  if not o then o = { oneOf = t }; oneOfs[t] = o end
+  return o
+end
 local function index(obj, key)
   if obj.const then
     local v = obj.v
-    if type(v) == "table" then return key.const and constIndex(v, key.v) or UNK end
+    if type(v) == "table" then
+      if key.const then return constIndex(v, key.v) end
+      return oneOf(v)
+    end
     if type(v) == "string" then return key.const and konst(strlib[key.v]) or UNK end
     return UNK
   end
@@ -559,6 +583,11 @@ local function analyzeProto(p, upv, shared, params)
         clobber(A, LOC)
         st[A] = konst(ipairsAux); st[A + 1] = a[1] or KNIL; st[A + 2] = LOC
         result = nil
+      elseif callee.const and callee.v == env0.pairs then
+        callValue(callee, a)   -- fails unless the order is the same in every VM
+        clobber(A, LOC)
+        st[A] = konst(env0.next); st[A + 1] = a[1]; st[A + 2] = KNIL
+        result = nil
       else
         result = callValue(callee, a)
         clobber(A, result)
@@ -579,6 +608,10 @@ local function analyzeProto(p, upv, shared, params)
       if iter.const and iter.v == ipairsAux then
         clobber(A + 4, LOC)
         st[A + 5] = state == LOC and fieldOfLocal() or UNK
+      elseif iter.const and iter.v == env0.next then
+        callValue(iter, { state })   -- fails unless the order is the same in every VM
+        clobber(A + 4, LOC)
+        st[A + 5] = UNK               -- a value of a load-time table
       else
         clobber(A + 4, callValue(iter, { state, read(A + 2) }))
       end
@@ -684,6 +717,16 @@ function callValue(callee, args)
     end
     if not any(args) then fail("passes a value made at load to a function made per request") end
     return LOC
+  end
+  if callee.oneOf ~= nil then
+    local r, count = nil, 0
+    for _, v in next, callee.oneOf do
+      count = count + 1
+      if count > 10000 then fail("calls a function picked from a table too large for the check") end
+      local t = type(v)
+      if t == "function" or t == "table" or t == "userdata" then r = join(r, callValue(konst(v), args)) end
+    end
+    return r or UNK
   end
   if not callee.const then fail("calls a function the check cannot see") end
   local f = callee.v

@@ -41,6 +41,19 @@ struct SharingTests {
           return { text = describe(u), first = users["1"].name }
         end)
         """,
+        // a dispatch table of resolvers, picked by the request
+        """
+        local ops = { GetUser = function(req) return { id = req.json.variables.id } end, Ping = function() return "pong" end }
+        mock.post("/graphql", function(req) return ops[req.json.operationName](req) end)
+        """,
+        // pairs over a load-time list: numeric keys are laid out alike in every VM
+        """
+        local users = { { id = "1", name = "Ann" }, { id = "2", name = "Bob" } }
+        mock.get("/u/:id", function(req)
+          for _, u in pairs(users) do if u.id == req.params.id then return u end end
+          return mock.status(404)
+        end)
+        """,
         // a when predicate that only reads; logging, ids and time are the host's
         #"mock.route { method = "GET", path = "/w", when = function(req) return req.headers["x-a"] == "1" end, respond = function() mock.log("hit"); return { id = mock.uuid(), t = os.time(), r = math.random(10) } end }"#,
     ])
@@ -63,7 +76,11 @@ struct SharingTests {
         // a closure that writes to a table reached through a load-time upvalue
         ("local cache = {}\nmock.get('/c', function(req)\n  local function remember(k) cache[k] = 1 end\n  remember(req.path); return {} end)", "mocks.lua:3: assigns into a table made at load"),
         // a function the check cannot follow
-        ("local ops = { a = function() return 1 end }\nmock.get('/o/:op', function(req) return { v = ops[req.params.op]() } end)", "mocks.lua:2: calls a function the check cannot see"),
+        ("mock.get('/x', function(req)\n  local m = getmetatable(req)\n  return m.__index(req, 'path') end)", "mocks.lua:3: calls a function the check cannot see"),
+        // a dispatch table with one function that counts
+        ("local n = 0\nlocal ops = { a = function() return 1 end, b = function() n = n + 1; return n end }\nmock.get('/o/:op', function(req) return { v = ops[req.params.op]() } end)", "mocks.lua:2: assigns the variable 'n'"),
+        // pairs over a load-time table with string keys: its order is the VM's
+        ("local users = { ann = 1, bob = 2 }\nmock.get('/u', function(req) local out = {}\nfor k in pairs(users) do out[#out + 1] = k end\nreturn out end)", "mocks.lua:3: iterates a table with pairs or next"),
         // require keeps its modules per VM
         ("mock.get('/r', function() local m = require('x'); return {} end)", "mocks.lua:1: calls require while answering"),
         // a predicate that counts
