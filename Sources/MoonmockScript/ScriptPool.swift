@@ -65,11 +65,11 @@ public final class ScriptPool: Sendable {
     /// pool.generations.count   // 4, or 1 when a handler counts in a Lua local
     /// ```
     public static func load(file: String, engine: Engine, options: ScriptOptions = ScriptOptions(), vms: VMCount) throws -> ScriptPool {
-        guard case .automatic(let most) = vms else { return try load(file: file, engine: engine, options: options, count: vms.most) }
+        guard case .automatic(let most) = vms, most > 1 else { return try load(file: file, engine: engine, options: options, count: vms.most) }
         let first = try ScriptGeneration.load(file: file, engine: engine, options: options)
         let verdict = first.checkSharing()
         first.sharing = verdict
-        guard verdict.shareable, most > 1 else { return ScriptPool([first]) }
+        guard verdict.shareable else { return ScriptPool([first]) }
         var generations = [first]
         for _ in 1..<most {
             let g = try ScriptGeneration.load(file: file, engine: engine, options: options, sequenceHits: first.sequenceHits)

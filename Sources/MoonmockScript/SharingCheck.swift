@@ -185,8 +185,13 @@ end
 -- (any table a handler touches may call them), and the fingerprint compares VMs.
 local budget = 200000
 local seen, order, metas = {}, 0, {}
-local parts = {}
-local function fp(s) parts[#parts + 1] = s end
+-- The fingerprint, joined every few thousand parts (a table of a million small strings would
+-- take many times the memory of the text).
+local parts, chunks = {}, {}
+local function fp(s)
+  parts[#parts + 1] = s
+  if #parts == 4096 then chunks[#chunks + 1] = concat(parts); parts = {} end
+end
 local function walk(v)
   local t = type(v)
   if t == "string" then fp(sformat("s%d:", #v)); fp(v); return
@@ -199,18 +204,24 @@ local function walk(v)
   local mt = getmeta(v)
   if mt ~= nil and t ~= "string" then metas[#metas + 1] = mt end
   if t == "table" then
-    local keys = {}
+    local keys, first, mixed = {}, nil, false
     for k in next, v do
       local kt = type(k)
       if kt ~= "string" and kt ~= "number" and kt ~= "boolean" then fail("a table made at load has a " .. kt .. " as a key") end
       keys[#keys + 1] = k
+      first = first or kt
+      if kt ~= first or kt == "boolean" then mixed = true end
     end
-    sort(keys, function(a, b)
-      local ta, tb = type(a), type(b)
-      if ta ~= tb then return ta < tb end
-      if ta == "boolean" then return (a and 1 or 0) < (b and 1 or 0) end
-      return a < b
-    end)
+    if not mixed then
+      sort(keys)   -- all strings or all numbers: their own order
+    else
+      sort(keys, function(a, b)
+        local ta, tb = type(a), type(b)
+        if ta ~= tb then return ta < tb end
+        if ta == "boolean" then return (a and 1 or 0) < (b and 1 or 0) end
+        return a < b
+      end)
+    end
     fp("{" .. #keys)
     for _, k in ipairs(keys) do walk(k); walk(rawget(v, k)) end
     fp("}")
@@ -797,6 +808,7 @@ if not ok then
   if type(err) == "table" and err[1] == Stop then return false, err[2] end
   return false, "the check failed: " .. tostring(err)
 end
-return true, concat(parts)
+chunks[#chunks + 1] = concat(parts)
+return true, concat(chunks)
 """#
 }
