@@ -223,7 +223,8 @@ struct ServeCommandTests {
             (["examples/mocks.lua", "--vms", "1"], 1, "(9 rules, 1 VM)"),
             (["examples/mocks.lua", "--vms", "2"], min(2, cores), "(9 rules, 2 VMs)"),
             (["examples/mocks.lua", "--vms", "2", "--threads", "3"], 3, "(9 rules, 2 VMs)"),
-            ([counting.path], 1, "one Lua VM, because \(counting.lastPathComponent):2: assigns the variable 'n'"),
+            ([counting.path], 1, "(1 rule, 1 VM)"),
+            ([counting.path, "--vms", "auto", "--threads", "2"], 2, "one Lua VM, because \(counting.lastPathComponent):2: assigns the variable 'n'"),
             ([counting.path, "--vms", "2"], min(2, cores), "(1 rule, 2 VMs)"),
         ]
         for (arguments, expected, said) in cases {
