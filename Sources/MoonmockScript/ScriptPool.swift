@@ -68,7 +68,8 @@ public final class ScriptPool: Sendable {
         guard case .automatic(let most) = vms, most > 1 else { return try load(file: file, engine: engine, options: options, count: vms.most) }
         let first = try ScriptGeneration.load(file: file, engine: engine, options: options)
         let verdict = first.checkSharing()
-        first.sharing = verdict
+        // Kept without its fingerprint, which may be megabytes for a script with much data.
+        first.sharing = SharingVerdict(shareable: verdict.shareable, reason: verdict.reason, fingerprint: "")
         guard verdict.shareable else { return ScriptPool([first]) }
         var generations = [first]
         for _ in 1..<most {
