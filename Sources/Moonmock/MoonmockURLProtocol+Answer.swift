@@ -46,7 +46,8 @@ enum Answer {
                     current = next
                     continue
                 }
-                self = .respond(Delivery(exchange.response, for: current.url, head: head), delayMilliseconds: delay)
+                self = .respond(Delivery(exchange.response, for: current.url, head: head,
+                                         date: owner.engine.environment.now() + delay / 1000), delayMilliseconds: delay)
                 return
             }
             switch policy {
@@ -56,7 +57,8 @@ enum Answer {
             case .notImplemented:
                 logging.log(exchange.request, status: 501, ruleID: nil)
                 let text = MoonmockError.unmatchedText(exchange.request, exchange.nearMisses) + "\n"
-                self = .respond(Delivery(.text(text, status: 501), for: current.url, head: head), delayMilliseconds: delay)
+                self = .respond(Delivery(.text(text, status: 501), for: current.url, head: head,
+                                         date: owner.engine.environment.now() + delay / 1000), delayMilliseconds: delay)
             case .passThrough:
                 logging.log(exchange.request, status: nil, ruleID: nil)
                 self = .passThrough(current)
@@ -93,28 +95,32 @@ struct Delivery {
     /// The body (empty for `HEAD`).
     let body: Data
 
-    init(_ response: MockResponse, for url: URL?, head isHead: Bool) {
+    /// `date` (seconds since 1970, the engine's clock) is when it will be delivered: the
+    /// `Date` field the server would send then, unless the rule gave one.
+    init(_ response: MockResponse, for url: URL?, head isHead: Bool, date: Double) {
         self.response = response
         // 1xx, 204 and 304 go without their body, as the server sends them.
         body = isHead || HTTPStatus.hasNoContent(response.status) ? Data() : Data(response.body)
-        head = url.flatMap { Self.head(response, url: $0) }
+        head = url.flatMap { Self.head(response, url: $0, date: date) }
     }
 
     /// `response`'s status and headers for `url`: repeated names joined, and a
     /// `Content-Length` added when the response has none (none at all for a status that
     /// carries no content, as from the server).
-    private static func head(_ response: MockResponse, url: URL) -> HTTPURLResponse? {
-        var fields = [String: String](minimumCapacity: response.headers.fields.count + 1)
+    private static func head(_ response: MockResponse, url: URL, date: Double) -> HTTPURLResponse? {
+        var fields = [String: String](minimumCapacity: response.headers.fields.count + 2)
         let noContent = HTTPStatus.hasNoContent(response.status)
-        var hasLength = false
+        var hasLength = false, hasDate = false
         for field in response.headers {
             if field.name.utf8.count == 14 && field.name.equalsIgnoringASCIICase("content-length") {
                 hasLength = true
                 if noContent { continue }
             }
+            if field.name.utf8.count == 4 && field.name.equalsIgnoringASCIICase("date") { hasDate = true }
             if let earlier = fields[field.name] { fields[field.name] = earlier + ", " + field.value } else { fields[field.name] = field.value }
         }
         if !hasLength && !noContent { fields["Content-Length"] = String(response.body.count) }
+        if !hasDate { fields["Date"] = HTTPDateFormat.imfFixdate(Int(date.rounded(.down))) }
         return HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: fields)
     }
 }

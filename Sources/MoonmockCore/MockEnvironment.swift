@@ -16,6 +16,8 @@ public struct MockEnvironment: Sendable {
     /// `now` is the real clock: the engine may derive journal timestamps from the monotonic
     /// clock reading it takes anyway, instead of reading the wall clock once more.
     var usesSystemClock = false
+    /// Whether `now` is the real clock (the server then writes its `Date` field from `time()`).
+    public var isSystemClock: Bool { usesSystemClock }
 
     public init(now: @escaping @Sendable () -> Double, uuid: @escaping @Sendable () -> String, random: RandomSource) {
         self.now = now

@@ -351,7 +351,20 @@ struct EdgeParityTests {
     mock.route { method = "OPTIONS", path = "/opt", respond = mock.status(204) }
     mock.any("/e", function(req) return { target = req.url:gsub("^https?://[^/]+", ""), method = req.method } end)
     mock.get("/s/:code", function(req) return mock.text("x", { status = tonumber(req.params.code) }) end)
+    mock.get("/dated", mock.text("x", { headers = { Date = "Sun, 06 Nov 1994 08:49:37 GMT" } }))
     """#
+
+    @Test("a Date field from the engine's clock (pinned here), unless the rule gave one", arguments: Door.allCases)
+    func date(door: Door) async throws {
+        try await Served.serving(Self.script, door: door) { served in
+            // Served pins the engine's clock at 1,700,000,000 s.
+            let plain = try await served.fetch("/s/200"), dated = try await served.fetch("/dated")
+            #expect(plain.headers["date"] == "Tue, 14 Nov 2023 22:13:20 GMT")
+            #expect(dated.headers["date"] == "Sun, 06 Nov 1994 08:49:37 GMT")
+        }
+        #expect(HTTPDateFormat.imfFixdate(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDateFormat.imfFixdate(1_767_225_600) == "Thu, 01 Jan 2026 00:00:00 GMT")
+    }
 
     @Test("any status goes through; 204 and 304 go without the body a rule gave them", arguments: Door.allCases)
     func statuses(door: Door) async throws {

@@ -24,6 +24,17 @@ struct InterceptionTests {
         #expect(configuration.protocolClasses?.filter { $0 is MoonmockURLProtocol.Type }.count == 1)
     }
 
+    @Test("answers carry a Date field from the real clock, as the server's do")
+    func dateField() async throws {
+        let moonmock = keep(Moonmock())
+        try moonmock.load(lua: #"mock.get("/a", "x")"#)
+        let before = Int(Date().timeIntervalSince1970)
+        let (_, response) = try await moonmock.makeSession().fetch("http://x.test/a")
+        let after = Int(Date().timeIntervalSince1970)
+        let dates = Set((before...after).map(HTTPDateFormat.imfFixdate))
+        #expect(dates.contains(response.value(forHTTPHeaderField: "Date") ?? ""), "\(response.allHeaderFields)")
+    }
+
     @Test("completion-handler tasks")
     func completionHandler() async throws {
         let session = try keep(makeMoonmock()).makeSession()

@@ -43,7 +43,7 @@ final class EventLoop: @unchecked Sendable {
     private var timers = TimerHeap()
     private var nextSerial: UInt64 = 0
     private var stopping = false
-    private var clock = HTTPDate()
+    private var clock: HTTPDate
     /// When the current turn of the loop began (monotonic nanoseconds).
     private var turnStarted: UInt64 = 0
     private let statusLines = StatusLines()
@@ -75,6 +75,7 @@ final class EventLoop: @unchecked Sendable {
         self.idleTimeout = server.configuration.idleTimeout
         self.listener = listener
         self.defaultAuthority = authority
+        clock = HTTPDate(server.engine.environment)
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         wakeup = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard epoll >= 0, wakeup >= 0 else {

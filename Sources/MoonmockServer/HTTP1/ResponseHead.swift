@@ -212,20 +212,20 @@ struct HeadWriter {
 struct HTTPDate {
     private var second = -1
     private var field = [UInt8](repeating: 0, count: 37)
+    /// The engine's clock when a test pinned it (the in-process door dates its answers by it
+    /// too); `nil` for the real clock, read with `time()`.
+    let pinned: (@Sendable () -> Double)?
+
+    init(_ environment: MockEnvironment = .system) {
+        pinned = environment.isSystemClock ? nil : environment.now
+    }
 
     /// `Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n` for the current second.
     mutating func now() -> [UInt8] {
-        var t = time(nil)
+        let t = pinned.map { Int($0().rounded(.down)) } ?? time(nil)
         if t != second {
             second = t
-            var parts = tm()
-            gmtime_r(&t, &parts)
-            let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-            let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-            func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-            let text = "Date: \(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
-                + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT\r\n"
-            field = Array(text.utf8)
+            field = Array("Date: \(HTTPDateFormat.imfFixdate(t))\r\n".utf8)
         }
         return field
     }
