@@ -27,6 +27,9 @@ extension ScriptGeneration {
             let limits = vm.limits
             vm.limits.instructions = 0   // the check's own work is bounded by its budgets
             defer { vm.limits = limits }
+            // Finalizers of what the load left as garbage run now, in every VM alike, not at
+            // some later collection of one VM.
+            _ = mm_gc_collect(L)
             guard lua_checkstack(L, 12) != 0 else { return SharingVerdict(shareable: false, reason: "no room on the Lua stack", fingerprint: "") }
             do {
                 try vm.load(SharingCheck.source, chunkName: SharingCheck.chunkName)

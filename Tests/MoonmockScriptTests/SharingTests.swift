@@ -115,6 +115,22 @@ struct SharingTests {
         }
     }
 
+    @Test("finalizers: load-time garbage is collected before the check; a live table with a Lua __gc is refused; library ones pass")
+    func finalizers() throws {
+        // Collected before the check in every VM alike: each VM's `n` is 1 by then.
+        let garbage = try verdict("local n = 0\nsetmetatable({}, { __gc = function() n = n + 1 end })\nmock.get('/n', function() return { n = n } end)")
+        #expect(garbage.shareable, "\(garbage.reason ?? "")")
+        let live = try verdict("local keep = setmetatable({}, { __gc = function() end })\nmock.get('/k', function() return { k = keep ~= nil } end)")
+        #expect(live.reason?.hasPrefix("a table made at load has a __gc metamethod in Lua") == true, "\(live.reason ?? "nil")")
+        // --unsafe: io's files have C finalizers; reading a file at request time is still refused.
+        var options = ScriptOptions()
+        options.unsafe = true
+        let io = try ScriptGeneration.load(source: "local f = io.open('/dev/null')\nmock.get('/a', function() return 'x' end)", engine: Engine(), options: options)
+        #expect(io.checkSharing().shareable, "\(io.checkSharing().reason ?? "")")
+        let reads = try ScriptGeneration.load(source: "local f = io.open('/dev/null')\nmock.get('/a', function() return f:read('a') end)", engine: Engine(), options: options)
+        #expect(reads.checkSharing().reason?.hasPrefix("mocks.lua:2: calls a function the check cannot see") == true, "\(reads.checkSharing().reason ?? "nil")")
+    }
+
     @Test("automatic: as many VMs as allowed when shareable, one with the reason otherwise")
     func automatic() throws {
         let folder = try ScriptFolder([
