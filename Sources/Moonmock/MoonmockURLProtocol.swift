@@ -345,7 +345,8 @@ extension MockRequest {
     /// The request as the engine sees it, with the header fields URLSession would send with it
     /// over the network: the session's `httpAdditionalHeaders` (the request's own fields win),
     /// the `cookies` stored for its URL (given for a request a redirect led to), `Host`,
-    /// `Accept: */*`, and for a body its `Content-Length` and, on a `POST` without a
+    /// `Accept: */*`, and for a body its `Content-Length` (`Transfer-Encoding: chunked` for one
+    /// from `httpBodyStream`, which has no length up front) and, on a `POST` without a
     /// `Content-Type`, `application/x-www-form-urlencoded`. The body comes from `httpBody`, else
     /// from `httpBodyStream` (Apple platforms move bodies there).
     ///
@@ -376,7 +377,10 @@ extension MockRequest {
         }
         // Copied through a raw buffer (one memcpy): the generic Data-to-Array path goes byte by byte.
         var body = request.httpBody.map { data in data.withUnsafeBytes { [UInt8]($0) } } ?? []
+        // A body read from a stream has no length up front: URLSession sends it chunked.
+        var streamed = false
         if body.isEmpty, let stream = request.httpBodyStream {
+            streamed = true
             stream.open()
             defer { stream.close() }
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -391,7 +395,10 @@ extension MockRequest {
             add("Host", request.url?.port.map { "\(host):\($0)" } ?? host)
         }
         add("Accept", "*/*")
-        if !body.isEmpty {
+        if streamed {
+            if !names.contains("content-length") { add("Transfer-Encoding", "chunked") }
+            if method == "POST" { add("Content-Type", "application/x-www-form-urlencoded") }
+        } else if !body.isEmpty {
             add("Content-Length", String(body.count))
             if method == "POST" { add("Content-Type", "application/x-www-form-urlencoded") }
         }

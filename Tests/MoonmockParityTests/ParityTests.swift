@@ -467,6 +467,9 @@ struct HeaderParityTests {
                host = h["host"] and "yes" or "none", length = h["content-length"] or "none", type = h["content-type"] or "none" }
     end }
     mock.route { method = "GET", path = "/private", headers = { authorization = "Bearer s" }, respond = { ok = true } }
+    mock.put("/stream", function(req)
+      return { body = req.body, length = req.headers["content-length"] or "none", chunked = req.headers["transfer-encoding"] or "none" }
+    end)
     """#
 
     @Test("the session's headers, and those URLSession adds, reach the handler", arguments: Door.allCases)
@@ -483,6 +486,17 @@ struct HeaderParityTests {
             #expect(post.body == #"{"accept":"*/*","app":"1","auth":"Bearer s","host":"yes","length":"3","type":"application/x-www-form-urlencoded"}"#)
             // A rule that needs the session's Authorization matches through either door.
             #expect(try await Served.fetch(session, served.baseURL + "/private").status == 200)
+        }
+    }
+
+    @Test("a body from a stream: its bytes, and the framing URLSession sends it with", arguments: Door.allCases)
+    func streamedBody(door: Door) async throws {
+        try await Served.serving(Self.script, door: door) { served in
+            var request = URLRequest(url: URL(string: served.baseURL + "/stream")!, timeoutInterval: 10)
+            request.httpMethod = "PUT"
+            request.httpBodyStream = InputStream(data: Data("streamed body".utf8))
+            let (data, _) = try await served.session.data(for: request)
+            #expect(String(decoding: data, as: UTF8.self) == #"{"body":"streamed body","chunked":"chunked","length":"none"}"#)
         }
     }
 }
