@@ -60,6 +60,9 @@ if type(strlib) ~= "table" then strlib = {} end
 -- closures a handler makes), UNK (anything, possibly shared), or a box { v = value } (a value
 -- known at analysis time, read from what the script made when it loaded).
 local LOC, UNK, KNIL = { "local" }, { "unknown" }, { const = true }
+-- What `next(t)` gave, with one result: which key comes first is the VM's, whether there is one
+-- is not. It may only be moved and tested against nil; anything it joins with stays it.
+local EMPTY = { "whether a table is empty" }
 local boxes = setmetatable({}, { __mode = "k" })
 local function konst(v)
   if v == nil then return KNIL end
@@ -76,6 +79,7 @@ local function benign(a) return a == LOC or isprim(a) end
 local function join(a, b)
   if a == nil then return b end
   if b == nil or a == b then return a end
+  if a == EMPTY or b == EMPTY then return EMPTY end
   if benign(a) and benign(b) then return LOC end
   return UNK
 end
@@ -412,7 +416,8 @@ if requestMeta and type(rawget(requestMeta, "__index")) == "function" then trust
 local OP = { MOVE = 0, LOADI = 1, LOADF = 2, LOADK = 3, LOADKX = 4, LOADFALSE = 5, LFALSESKIP = 6, LOADTRUE = 7,
   LOADNIL = 8, GETUPVAL = 9, SETUPVAL = 10, GETTABUP = 11, GETTABLE = 12, GETI = 13, GETFIELD = 14, SETTABUP = 15,
   SETTABLE = 16, SETI = 17, SETFIELD = 18, NEWTABLE = 19, SELF = 20, MMBIN = 46, MMBINK = 48, UNM = 49, BNOT = 50,
-  NOT = 51, LEN = 52, CONCAT = 53, CLOSE = 54, TBC = 55, JMP = 56, EQ = 57, GEI = 65, TEST = 66, TESTSET = 67,
+  NOT = 51, LEN = 52, CONCAT = 53, CLOSE = 54, TBC = 55, JMP = 56, EQ = 57, LT = 58, LE = 59, EQK = 60, GEI = 65,
+  TEST = 66, TESTSET = 67,
   CALL = 68, TAILCALL = 69, RETURN = 70, RETURN0 = 71, RETURN1 = 72, FORLOOP = 73, FORPREP = 74, TFORPREP = 75,
   TFORCALL = 76, TFORLOOP = 77, SETLIST = 78, CLOSURE = 79, VARARG = 80, VARARGPREP = 81, EXTRAARG = 82 }
 local metaResults = false   -- some metatable has arithmetic or concatenation metamethods
@@ -509,17 +514,23 @@ local function analyzeProto(p, upv, shared, params)
     queued[pc] = nil
     local st = {}
     for r = 0, maxstack - 1 do st[r] = states[pc][r] end
-    -- A register a closure assigns may hold what the closure stored: local values, or in the
-    -- strict pass anything.
-    local function read(r)
-      local v = st[r] or LOC
-      if volatile[r] then return join(v, modeStrict and UNK or LOC) end
-      return v
-    end
     local ins = code[pc]
     local op, A = ins & 0x7f, (ins >> 7) & 0xff
     local k, B, C = (ins >> 15) & 1, (ins >> 16) & 0xff, (ins >> 24) & 0xff
     local Bx = (ins >> 15) & 0x1ffff
+    local function keyFail() fail("uses the key next() returned: Lua's order of a table's keys differs per VM") end
+    -- A register a closure assigns may hold what the closure stored: local values, or in the
+    -- strict pass anything.
+    local function read(r)
+      local v = st[r] or LOC
+      if volatile[r] then v = join(v, modeStrict and UNK or LOC) end
+      if v == EMPTY and op ~= OP.MOVE then keyFail() end
+      return v
+    end
+    -- Operands an instruction uses without `read`: arithmetic, lengths, concatenation, tests.
+    local function noKey(...)
+      for _, r in ipairs { ... } do if st[r] == EMPTY then keyFail() end end
+    end
     local function rk(c) if k == 1 then return kval(c) end return read(c) end
     local function clobber(from, v) for r = from, maxstack - 1 do st[r] = v end end
     where[#where + 1] = position(p, pc - 1)
@@ -577,20 +588,33 @@ local function analyzeProto(p, upv, shared, params)
         st[A] = index(obj, key)
       end
     elseif (op >= 21 and op <= 45) or op == OP.UNM or op == OP.BNOT or op == OP.LEN then
+      if op >= 34 and op <= 45 then noKey(B, C) else noKey(B) end
       st[A] = metaResults and UNK or LOC
     elseif op >= OP.MMBIN and op <= OP.MMBINK then -- the arithmetic before it set its register
     elseif op == OP.NOT then st[A] = LOC
-    elseif op == OP.CONCAT then clobber(A, LOC); st[A] = metaResults and UNK or LOC
+    elseif op == OP.CONCAT then
+      for r = A, A + B - 1 do noKey(r) end
+      clobber(A, LOC); st[A] = metaResults and UNK or LOC
     elseif op == OP.CLOSE then -- nothing
     elseif op == OP.TBC then fail("uses a to-be-closed variable")
     elseif op == OP.JMP then next1 = pc + 1 + (((ins >> 7) & 0x1ffffff) - 0xffffff)
-    elseif op >= OP.EQ and op <= OP.GEI or op == OP.TEST then next2 = pc + 2
+    elseif op >= OP.EQ and op <= OP.GEI or op == OP.TEST then
+      -- Only `== nil` and a truth test tell nothing but whether a key came.
+      if op == OP.EQ or op == OP.LT or op == OP.LE then noKey(A, B)
+      elseif op == OP.EQK then if not knil[B + 1] then noKey(A) end
+      elseif op ~= OP.TEST then noKey(A) end
+      next2 = pc + 2
     elseif op == OP.TESTSET then st[A] = join(st[A], read(B)); next2 = pc + 2
     elseif op == OP.CALL or op == OP.TAILCALL then
       local callee = read(A)
       local a = args(A + 1, B ~= 0 and B - 1 or nil)
       local result
-      if callee.const and callee.v == env0.ipairs then
+      if callee.const and callee.v == env0.next and B == 2 and C == 2 and not unseededKeys(a[1]) then
+        -- `next(t) == nil`: whether t is empty, the same in every VM; the key itself is not.
+        clobber(A, LOC)
+        st[A] = EMPTY
+        result = nil
+      elseif callee.const and callee.v == env0.ipairs then
         clobber(A, LOC)
         st[A] = konst(ipairsAux); st[A + 1] = a[1] or KNIL; st[A + 2] = LOC
         result = nil

@@ -54,6 +54,15 @@ struct SharingTests {
           return mock.status(404)
         end)
         """,
+        // whether a request's table is empty, asked of next(): the same in every VM
+        """
+        mock.get("/q", function(req)
+          local empty = next(req.query) == nil
+          if next(req.headers) then return { empty = empty, headers = true } end
+          if not next(req.query) then return { empty = empty } end
+          return { empty = next(req.query) ~= nil }
+        end)
+        """,
         // a when predicate that only reads; logging, ids and time are the host's
         #"mock.route { method = "GET", path = "/w", when = function(req) return req.headers["x-a"] == "1" end, respond = function() mock.log("hit"); return { id = mock.uuid(), t = os.time(), r = math.random(10) } end }"#,
     ])
@@ -87,6 +96,12 @@ struct SharingTests {
         ("local n = 0\nmock.route { method = 'GET', path = '/w', when = function() n = n + 1; return n > 1 end, respond = 'ok' }", "mocks.lua:2: assigns the variable 'n'"),
         // a closure that puts a load-time table in its handler's local, which the handler then changes
         ("local shared = { n = 0 }\nmock.get('/x', function(req)\n  local t = {}\n  local function pick() t = shared end\n  pick()\n  t.n = 1\n  return {}\nend)", "mocks.lua:6: assigns field 'n' of a table made at load"),
+        // the key next() returns is the VM's: using it is refused, however it is used
+        ("mock.get('/k', function(req) return { first = next(req.query) } end)", "mocks.lua:1: uses the key next() returned"),
+        ("mock.get('/k', function(req)\n  local k = next(req.query)\n  if k == 'a' then return 'a' end\n  return 'b' end)", "mocks.lua:3: uses the key next() returned"),
+        ("mock.get('/k', function(req)\n  local k = next(req.query) or 'none'\n  return k end)", "mocks.lua:3: uses the key next() returned"),
+        ("mock.get('/k', function(req)\n  local k = next(req.query)\n  return 'key ' .. (k and 'x' or 'y') .. k end)", "mocks.lua:3: uses the key next() returned"),
+        ("mock.get('/k', function(req) local k, v = next(req.query); return { v = v } end)", "mocks.lua:1: iterates a table with pairs or next"),
         // library functions the script replaced or added are checked as its own code
         ("local n = 0\nstring.bump = function(s) n = n + 1; return s end\nmock.get('/b', function(req) return req.path:bump() end)", "mocks.lua:2: assigns the variable 'n'"),
         ("local n = 0\ntostring = function(v) n = n + 1; return 'x' end\nmock.get('/t', function(req) return tostring(req.path) end)", "mocks.lua:2: assigns the variable 'n'"),
