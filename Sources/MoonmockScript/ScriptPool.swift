@@ -71,10 +71,21 @@ public final class ScriptPool: Sendable {
         // Kept without its fingerprint, which may be megabytes for a script with much data.
         first.sharing = SharingVerdict(shareable: verdict.shareable, reason: verdict.reason, fingerprint: "")
         guard verdict.shareable else { return ScriptPool([first]) }
+        // The other VMs load and check at once, a thread each: on many cores a reload then takes
+        // about one load and check, not one per VM (each VM is a Lua state of its own).
+        let sequenceHits = first.sequenceHits
+        let others = Mutex([Result<(ScriptGeneration, SharingVerdict), any Error>?](repeating: nil, count: most - 1))
+        DispatchQueue.concurrentPerform(iterations: most - 1) { i in
+            let loaded = Result { () throws -> (ScriptGeneration, SharingVerdict) in
+                let g = try ScriptGeneration.load(file: file, engine: engine, options: options, sequenceHits: sequenceHits)
+                return (g, g.checkSharing())
+            }
+            others.withLock { $0[i] = loaded }
+        }
         var generations = [first]
-        for _ in 1..<most {
-            let g = try ScriptGeneration.load(file: file, engine: engine, options: options, sequenceHits: first.sequenceHits)
-            let other = g.checkSharing()
+        for loaded in others.withLock({ $0 }) {
+            guard let loaded else { continue }
+            let (g, other) = try loaded.get()
             guard g.rules.map(\.id) == first.rules.map(\.id), other == verdict else {
                 // Loads that differ (randomness or ids at load): one VM, as the script was first loaded.
                 first.sharing = SharingVerdict(shareable: false, reason: "\(first.displayName): each load of the script makes different values (random numbers, ids or times at load)", fingerprint: "")
