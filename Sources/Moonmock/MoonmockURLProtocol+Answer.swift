@@ -30,6 +30,8 @@ enum Answer {
         var current = request
         var delay = 0.0
         var redirects = 0
+        // When the answer will be delivered, by the engine's clock: its `Date` field.
+        func deliveredAt() -> Double { owner.engine.environment.now() + delay / 1000 }
         while true {
             // The first request is the task's own, its cookies already added by the session.
             let exchange = owner.engine.handle(MockRequest(current, sessionHeaders: session?.additionalHeaders,
@@ -47,7 +49,7 @@ enum Answer {
                     continue
                 }
                 self = .respond(Delivery(exchange.response, for: current.url, head: head,
-                                         date: owner.engine.environment.now() + delay / 1000), delayMilliseconds: delay)
+                                         date: deliveredAt()), delayMilliseconds: delay)
                 return
             }
             switch policy {
@@ -58,7 +60,7 @@ enum Answer {
                 logging.log(exchange.request, status: 501, ruleID: nil)
                 let text = MoonmockError.unmatchedText(exchange.request, exchange.nearMisses) + "\n"
                 self = .respond(Delivery(.text(text, status: 501), for: current.url, head: head,
-                                         date: owner.engine.environment.now() + delay / 1000), delayMilliseconds: delay)
+                                         date: deliveredAt()), delayMilliseconds: delay)
             case .passThrough:
                 logging.log(exchange.request, status: nil, ruleID: nil)
                 self = .passThrough(current)

@@ -395,11 +395,9 @@ extension MockRequest {
             add("Host", request.url?.port.map { "\(host):\($0)" } ?? host)
         }
         add("Accept", "*/*")
-        if streamed {
-            if !names.contains("content-length") { add("Transfer-Encoding", "chunked") }
-            if method == "POST" { add("Content-Type", "application/x-www-form-urlencoded") }
-        } else if !body.isEmpty {
-            add("Content-Length", String(body.count))
+        if streamed || !body.isEmpty {
+            if !streamed { add("Content-Length", String(body.count)) }
+            else if !names.contains("content-length") { add("Transfer-Encoding", "chunked") }
             if method == "POST" { add("Content-Type", "application/x-www-form-urlencoded") }
         }
         self.init(method: method, url: request.url?.absoluteString ?? "http://localhost/",
