@@ -153,13 +153,22 @@ extension MoonmockServer {
         return MHD_queue_response(connection, UInt32(response.status), mhd)
     }
 
+    /// The response's fields on a libmicrohttpd response, and a `Date` from the engine's clock
+    /// unless the rule set one (the daemon adds none of its own: a pinned clock pins `Date` over
+    /// HTTPS too).
     func addHeaders(_ mhd: OpaquePointer, _ headers: HTTPHeaders) {
+        var dated = false
         for field in headers where !field.name.equalsIgnoringASCIICase("content-length")
             && !field.name.equalsIgnoringASCIICase("transfer-encoding") {
+            if field.name.equalsIgnoringASCIICase("date") { dated = true }
             // Explicit withCString: short strings go through the stack, not a heap copy.
             field.name.withCString { name in
                 field.value.withCString { value in _ = MHD_add_response_header(mhd, name, value) }
             }
+        }
+        if !dated {
+            let now = Int(engine.environment.now().rounded(.down))
+            _ = MHD_add_response_header(mhd, "Date", HTTPDateFormat.imfFixdate(now))
         }
     }
 

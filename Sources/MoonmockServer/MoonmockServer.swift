@@ -189,7 +189,10 @@ public final class MoonmockServer: @unchecked Sendable {
 
     /// A daemon with one internal thread serving the connections of the socket `fd`.
     private func startDaemon(listening fd: Int32, _ storage: inout sockaddr_storage) -> OpaquePointer? {
+        // No `Date` of the library's own: it would read the real clock, and `addHeaders` dates
+        // each answer by the engine's, as the native layer and the in-process door do.
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            | MHD_USE_SUPPRESS_DATE_NO_CLOCK.rawValue
             | (storage.ss_family == sa_family_t(AF_INET6) ? MHD_USE_IPv6.rawValue : 0)
         let me = Unmanaged.passUnretained(self).toOpaque()
         return withUnsafePointer(to: &storage) { sa in

@@ -163,9 +163,12 @@ struct AdminTests {
         }
         defer { server.stop() }
         #expect(server.baseURL.hasPrefix("https://"))
-        let out = dir.appendingPathComponent("out.json").path
-        #expect(await curlExit(["-s", "--cacert", cert, "-o", out, "\(server.baseURL)/users/9"]) == 0)
+        let out = dir.appendingPathComponent("out.json").path, head = dir.appendingPathComponent("head.txt").path
+        #expect(await curlExit(["-s", "--cacert", cert, "-D", head, "-o", out, "\(server.baseURL)/users/9"]) == 0)
         #expect(try String(contentsOfFile: out, encoding: .utf8) == #"{"id":9,"name":"User 9"}"#)
+        // Dated by the engine's clock (pinned by `startServer`), not the library's reading of the real one.
+        let dates = try String(contentsOfFile: head, encoding: .utf8).split(separator: "\r\n").filter { $0.lowercased().hasPrefix("date:") }
+        #expect(dates == ["Date: Tue, 14 Nov 2023 22:13:20 GMT"], "\(dates)")
         // Plain HTTP to the TLS port does not get an answer.
         #expect(await curlExit(["-s", "-o", "/dev/null", "http://127.0.0.1:\(server.port)/users/9"]) != 0)
     }

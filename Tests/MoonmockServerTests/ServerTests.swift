@@ -32,11 +32,17 @@ mock.head("/head", mock.text("body not sent"))
 struct ServerTests {
     @Test("routes, GraphQL and request details over real HTTP", arguments: ServerConfiguration.HTTPLayer.allCases)
     func routing(layer: ServerConfiguration.HTTPLayer) async throws {
-        let server = try startServer(serverScript) { $0.httpLayer = layer }
+        let dated = #"mock.get("/dated", mock.text("x", { headers = { Date = "Sun, 06 Nov 1994 08:49:37 GMT" } }))"#
+        let server = try startServer(serverScript + dated) { $0.httpLayer = layer }
         defer { server.stop() }
         let user = try await server.fetch("/users/7")
         #expect(user.status == 200 && user.body == #"{"id":7,"name":"User 7"}"#)
         #expect(user.response.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        // Dated by the engine's clock, pinned by `startServer` at 1,700,000,000 s, on either layer;
+        // a rule's own Date is the only one sent (URLSession would join two with a comma).
+        #expect(user.response.value(forHTTPHeaderField: "Date") == "Tue, 14 Nov 2023 22:13:20 GMT")
+        let ruleDated = try await server.fetch("/dated")
+        #expect(ruleDated.response.value(forHTTPHeaderField: "Date") == "Sun, 06 Nov 1994 08:49:37 GMT")
         let gql = try await server.fetch("/graphql", method: "POST", body: #"{"operationName":"GetUser","variables":{"id":"5"}}"#)
         #expect(gql.body == #"{"data":{"user":{"id":"5"}}}"#)
         let echo = try await server.fetch("/echo?q=a%20b", method: "POST", body: "hello")
