@@ -21,6 +21,12 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // zlib, Brotli and Zstandard decoders: the in-process door takes a response's content
+        // codings off its body, as URLSession's libcurl does for the socket door.
+        .systemLibrary(
+            name: "CCompression",
+            providers: [.apt(["zlib1g-dev", "libbrotli-dev", "libzstd-dev"])]
+        ),
         // Headers only (epoll, eventfd, TCP options) for the server's own HTTP/1.1 layer.
         .systemLibrary(name: "CLinuxIO"),
         // The thread that arms a Lua call's instruction budget once the call runs long.
@@ -32,7 +38,7 @@ let package = Package(
         .target(name: "LuaBridge", dependencies: ["CLua", "CWatchdog", "CJSONSkim"]),
         .target(name: "MoonmockCore", dependencies: ["CJSONSkim"]),
         .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
-        .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript"]),
+        .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "CCompression"]),
         .target(name: "MoonmockServer", dependencies: ["MoonmockCore", "MoonmockScript", "CMicroHTTPD", "CLinuxIO"]),
         .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer"]),
         .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),

@@ -48,8 +48,12 @@ enum Answer {
                     current = next
                     continue
                 }
-                self = .respond(Delivery(exchange.response, for: current.url, head: head,
-                                         date: deliveredAt()), delayMilliseconds: delay)
+                do {
+                    self = .respond(try Delivery(exchange.response, for: current.url, head: head,
+                                                 date: deliveredAt()), delayMilliseconds: delay)
+                } catch {
+                    self = .fail(error)   // a body whose content coding cannot be undone
+                }
                 return
             }
             switch policy {
@@ -59,8 +63,9 @@ enum Answer {
             case .notImplemented:
                 logging.log(exchange.request, status: 501, ruleID: nil)
                 let text = MoonmockError.unmatchedText(exchange.request, exchange.nearMisses) + "\n"
-                self = .respond(Delivery(.text(text, status: 501), for: current.url, head: head,
-                                         date: deliveredAt()), delayMilliseconds: delay)
+                // Plain text, no content coding: nothing to fail.
+                self = .respond(try! Delivery(.text(text, status: 501), for: current.url, head: head,
+                                              date: deliveredAt()), delayMilliseconds: delay)
             case .passThrough:
                 logging.log(exchange.request, status: nil, ruleID: nil)
                 self = .passThrough(current)
@@ -94,15 +99,21 @@ struct Delivery {
     let response: MockResponse
     /// The status line and headers; `nil` when they do not make an `HTTPURLResponse`.
     let head: HTTPURLResponse?
-    /// The body (empty for `HEAD`).
+    /// The body (empty for `HEAD`), its content codings undone as URLSession undoes them.
     let body: Data
 
     /// `date` (seconds since 1970, the engine's clock) is when it will be delivered: the
-    /// `Date` field the server would send then, unless the rule gave one.
-    init(_ response: MockResponse, for url: URL?, head isHead: Bool, date: Double) {
+    /// `Date` field the server would send then, unless the rule gave one. Throws when the body
+    /// has a content coding that cannot be undone (see ``ContentDecoding``).
+    init(_ response: MockResponse, for url: URL?, head isHead: Bool, date: Double) throws {
         self.response = response
         // 1xx, 204 and 304 go without their body, as the server sends them.
-        body = isHead || HTTPStatus.hasNoContent(response.status) ? Data() : Data(response.body)
+        if isHead || HTTPStatus.hasNoContent(response.status) {
+            body = Data()
+        } else {
+            let coding = response.headers.values("content-encoding")
+            body = Data(coding.isEmpty ? response.body : try ContentDecoding.decode(response.body, contentEncoding: coding.joined(separator: ",")))
+        }
         head = url.flatMap { Self.head(response, url: $0, date: date) }
     }
 

@@ -500,3 +500,54 @@ struct HeaderParityTests {
         }
     }
 }
+
+/// The same words under each content coding URLSession's libcurl takes off a body on Linux (the
+/// bytes made with Python's gzip and zlib, the zstd tool and libbrotlienc).
+let encodedScript = #"""
+local gzipped = "\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\x2b\x2e\x2c\x4d\x4d\xad\x4a\x4d\x51\x28\xcf\x2f\x4a\x29\xd6\x51\x28\x46\xe1\x03\x00\x94\x83\x94\x9c\x1e\x00\x00\x00"
+local function encoded(body, coding) return mock.text(body, { headers = { ["Content-Encoding"] = coding } }) end
+mock.get("/gzip", encoded(gzipped, "gzip"))
+mock.get("/x-gzip", encoded(gzipped, "X-Gzip"))
+mock.get("/listed", encoded(gzipped, "identity, gzip"))
+mock.get("/twice", encoded("\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\x93\xef\xe6\x60\x00\x01\x26\x66\x6d\xcd\xf3\x3e\x7e\xa1\x1a\x1e\x3e\xe7\xfc\x7c\x2f\x06\x6a\x38\x3e\x62\x64\x68\x9c\xf0\xb2\x55\x0a\x28\x09\x00\x66\x42\x4a\x1d\x25\x00\x00\x00", "gzip, gzip"))
+mock.get("/deflate", encoded("\x78\x9c\x4b\x49\x4d\xcb\x49\x2c\x49\x4d\x51\x28\xcf\x2f\x4a\x29\xd6\x51\x48\x41\xe1\x03\x00\xaf\x8c\x0b\x5d", "deflate"))
+mock.get("/raw-deflate", encoded("\x2b\x4a\x2c\x57\x28\xcf\x2f\x4a\x29\xd6\x51\x28\x82\x31\x01", "deflate"))
+mock.get("/br", encoded("\x1b\x19\x00\x00\xc4\x71\x6c\xdd\xfc\xee\xea\x45\x44\xaa\x59\xa2\xa9\xe7\x52\xeb\x63\xb4\x08", "br"))
+mock.get("/zstd", encoded("\x28\xb5\x2f\xfd\x04\x58\xb5\x00\x00\x80\x73\x71\x75\x65\x65\x7a\x65\x64\x20\x77\x6f\x72\x64\x73\x2c\x20\x01\x00\x46\x9e\x4b\x09\xa5\x86\xb5", "zstd"))
+mock.get("/cut", encoded(gzipped:sub(1, 20), "gzip"))
+mock.get("/garbage", encoded("not gzip at all", "gzip"))
+mock.get("/unknown", encoded("abc", "compress"))
+"""#
+
+@Suite("Encoded bodies through both doors")
+struct EncodedBodyTests {
+    @Test("a body's content codings are undone, and its headers kept as the rule wrote them", arguments: Door.allCases)
+    func decoded(door: Door) async throws {
+        try await Served.serving(encodedScript, door: door) { served in
+            let expected = ["/gzip": "squeezed words, squeezed words", "/x-gzip": "squeezed words, squeezed words",
+                            "/listed": "squeezed words, squeezed words", "/twice": "twice packed, twice packed",
+                            "/deflate": "deflated words, deflated words", "/raw-deflate": "raw words, raw words",
+                            "/br": "brotli words, brotli words", "/zstd": "squeezed words, squeezed words",
+                            // Cut short, a body gives what decoded (libcurl does not fail the task).
+                            "/cut": "squeezed "]
+            for (path, text) in expected.sorted(by: { $0.key < $1.key }) {
+                let reply = try await served.fetch(path)
+                #expect(reply.status == 200 && reply.body == text, "\(path)")
+                #expect(reply.headers["content-encoding"] != nil, "\(path): \(reply.headers)")
+            }
+            let gzip = try await served.fetch("/gzip")
+            #expect(gzip.headers["content-length"] == "39")   // the encoded length
+        }
+    }
+
+    @Test("a body not in its coding, or in a coding URLSession does not know, fails the task", arguments: Door.allCases)
+    func undecodable(door: Door) async throws {
+        try await Served.serving(encodedScript, door: door) { served in
+            for path in ["/garbage", "/unknown"] {
+                await #expect(throws: (any Error).self, "\(path)") { _ = try await served.fetch(path) }
+            }
+            let next = try await served.fetch("/gzip")
+            #expect(next.status == 200)   // and the next request is answered
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import CCompression
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Takes a response's content codings off its body, as URLSession does with a body from the
+/// network (on Linux its libcurl: `gzip` and `x-gzip`, `deflate` in the zlib format or raw,
+/// `br`, `zstd`, and `identity`, in any case, listed in the order they were applied), so that an
+/// in-process task gets the bytes a task talking to `moonmock serve` gets. The headers stay as
+/// the rule wrote them (`Content-Encoding`, and the encoded `Content-Length`), as they do over
+/// the socket, and a body cut short gives what decoded up to there, as libcurl gives it.
+///
+/// ```swift
+/// let text = try ContentDecoding.decode(gzipped, contentEncoding: "gzip")   // the plain bytes
+/// try ContentDecoding.decode(Array("abc".utf8), contentEncoding: "compress") // throws: not decoded
+/// ```
+enum ContentDecoding {
+    /// Bodies larger than this once decoded fail the task (a small body may decode to gigabytes).
+    static let limit = 256 << 20
+
+    /// `body` with the codings in `contentEncoding` (a `Content-Encoding` value, fields joined
+    /// by commas) undone, last applied first. An empty body, or no coding but `identity`, is
+    /// returned as it is. Throws `URLError(.cannotDecodeContentData)` for a coding URLSession
+    /// does not decode or bytes that are not valid for theirs (over the socket both fail the
+    /// task too).
+    static func decode(_ body: [UInt8], contentEncoding: String?) throws -> [UInt8] {
+        guard let contentEncoding, !body.isEmpty else { return body }
+        let codings = contentEncoding.split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty && $0 != "identity" }
+        var bytes = body
+        for coding in codings.reversed() {
+            bytes = try decode(bytes, coding: coding)
+            if bytes.isEmpty { break }
+        }
+        return bytes
+    }
+
+    private static func decode(_ body: [UInt8], coding: String) throws -> [UInt8] {
+        typealias Decoder = (UnsafePointer<UInt8>?, Int, Int, UnsafeMutablePointer<mm_decoded>?) -> Int32
+        let decoder: Decoder
+        switch coding {
+        case "gzip", "x-gzip": decoder = mm_decode_gzip
+        case "deflate": decoder = mm_decode_deflate
+        case "br": decoder = mm_decode_brotli
+        case "zstd": decoder = mm_decode_zstd
+        default: throw failure("the response's Content-Encoding '\(coding)' is not one URLSession decodes")
+        }
+        var out = mm_decoded()
+        defer { mm_decoded_free(&out) }
+        let status = body.withUnsafeBufferPointer { decoder($0.baseAddress, $0.count, limit, &out) }
+        switch status {
+        case MM_DECODE_OK:
+            return out.len == 0 ? [] : Array(UnsafeBufferPointer(start: out.data, count: out.len))
+        case MM_DECODE_TOO_LARGE:
+            throw failure("the response body is larger than \(limit >> 20) MiB once its '\(coding)' coding is undone")
+        case MM_DECODE_NOMEM:
+            throw failure("out of memory undoing the response's '\(coding)' coding")
+        default:
+            throw failure("the response body is not valid '\(coding)' data, or is cut short")
+        }
+    }
+
+    private static func failure(_ description: String) -> URLError {
+        URLError(.cannotDecodeContentData, userInfo: [NSLocalizedDescriptionKey: description])
+    }
+}
