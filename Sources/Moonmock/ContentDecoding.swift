@@ -58,7 +58,7 @@ enum ContentDecoding {
         case MM_DECODE_NOMEM:
             throw failure("out of memory undoing the response's '\(coding)' coding")
         default:
-            throw failure("the response body is not valid '\(coding)' data, or is cut short")
+            throw failure("the response body is not valid '\(coding)' data")
         }
     }
 
