@@ -12,21 +12,21 @@ import FoundationNetworking
 /// the socket, and a body cut short gives what decoded up to there, as libcurl gives it.
 ///
 /// ```swift
-/// let text = try ContentDecoding.decode(gzipped, contentEncoding: "gzip")   // the plain bytes
-/// try ContentDecoding.decode(Array("abc".utf8), contentEncoding: "compress") // throws: not decoded
+/// let text = try ContentDecoding.decode(gzipped, contentEncodings: ["gzip"])   // the plain bytes
+/// try ContentDecoding.decode(Array("abc".utf8), contentEncodings: ["compress"]) // throws: not decoded
 /// ```
 enum ContentDecoding {
     /// Bodies larger than this once decoded fail the task (a small body may decode to gigabytes).
     static let limit = 256 << 20
 
-    /// `body` with the codings in `contentEncoding` (a `Content-Encoding` value, fields joined
-    /// by commas) undone, last applied first. An empty body, or no coding but `identity`, is
-    /// returned as it is. Throws `URLError(.cannotDecodeContentData)` for a coding URLSession
-    /// does not decode or bytes that are not valid for theirs (over the socket both fail the
-    /// task too).
-    static func decode(_ body: [UInt8], contentEncoding: String?) throws -> [UInt8] {
-        guard let contentEncoding, !body.isEmpty else { return body }
-        let codings = contentEncoding.split(separator: ",")
+    /// `body` with the codings in `contentEncodings` (the values of the `Content-Encoding`
+    /// fields, each a comma-separated list) undone, last applied first. An empty body, or no
+    /// coding but `identity`, is returned as it is. Throws `URLError(.cannotDecodeContentData)`
+    /// for a coding URLSession does not decode or bytes that are not valid for theirs (over the
+    /// socket both fail the task too).
+    static func decode(_ body: [UInt8], contentEncodings: [String]) throws -> [UInt8] {
+        guard !contentEncodings.isEmpty, !body.isEmpty else { return body }
+        let codings = contentEncodings.flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
         var bytes = body

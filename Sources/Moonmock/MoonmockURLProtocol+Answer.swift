@@ -111,8 +111,7 @@ struct Delivery {
         if isHead || HTTPStatus.hasNoContent(response.status) {
             body = Data()
         } else {
-            let coding = response.headers.values("content-encoding")
-            body = Data(coding.isEmpty ? response.body : try ContentDecoding.decode(response.body, contentEncoding: coding.joined(separator: ",")))
+            body = Data(try ContentDecoding.decode(response.body, contentEncodings: response.headers.values("content-encoding")))
         }
         head = url.flatMap { Self.head(response, url: $0, date: date) }
     }
