@@ -95,27 +95,30 @@ extension MoonmockServer {
 
         let request = makeRequest(connection, r, method)
         r.request = request
-        let (response, delay) = answer(request)
-        if delay > 0 {
-            r.pending = response
-            suspend(connection, for: delay)
-            return MHD_Result.YES
+        return answer(request) { response, delay in
+            if delay > 0 {
+                r.pending = response
+                suspend(connection, for: delay)
+                return MHD_Result.YES
+            }
+            return deliver(connection, r, response)
         }
-        return deliver(connection, r, response)
     }
 
     /// What the server answers, whichever HTTP layer carries the request: the admin API under
-    /// `/__moonmock/`, else the engine; with the request's log line.
-    func answer(_ request: MockRequest) -> (response: MockResponse, delayMilliseconds: Double) {
+    /// `/__moonmock/`, else the engine; with the request's log line. `act` gets the response and
+    /// its delay in milliseconds where the engine left them: returned instead, the response would
+    /// be copied out of the exchange (its body and header list retained, then released with it).
+    func answer<R>(_ request: MockRequest, _ act: (MockResponse, Double) -> R) -> R {
         if AdminAPI.owns(request.path) {
             let response = admin.handle(request, server: self)
             log(request, status: response.status, rule: "admin", delay: 0)
-            return (response, 0)
+            return act(response, 0)
         }
         let exchange = engine.handle(request)
         log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0,
             rule: exchange.ruleID, delay: exchange.delayMilliseconds)
-        return (exchange.response, exchange.delayMilliseconds)
+        return act(exchange.response, exchange.delayMilliseconds)
     }
 
     /// The request as the engine sees it: scheme from the transport, host from `Host`.

@@ -471,15 +471,18 @@ final class EventLoop: @unchecked Sendable {
             request = MockRequest.recycling(&spareRequest, method: head.method, scheme: "http", host: lastAuthority.split.host,
                                             port: lastAuthority.split.port, target: head.target, headerLines: lines, body: body)
         }
-        let (response, delay) = serverRef._withUnsafeGuaranteedRef { $0.answer(request) }
+        serverRef._withUnsafeGuaranteedRef { server in
+            server.answer(request) { response, delay in
+                if delay > 0 {
+                    c.state = .delayed(response, isHead, http10)
+                    schedule(c, after: delay / 1000)
+                } else {
+                    deliver(c, response, head: isHead, http10: http10)
+                }
+            }
+        }
         // Kept for the next request, unless its body is large: then the loop lets that go now.
         spareRequest = body.count <= Self.keptBodyBytes ? consume request : nil
-        if delay > 0 {
-            c.state = .delayed(response, isHead, http10)
-            schedule(c, after: delay / 1000)
-            return
-        }
-        deliver(c, response, head: isHead, http10: http10)
     }
 
     // MARK: answering
