@@ -120,12 +120,14 @@ final class StripedCounter: Sendable {
     }
 
     private let slots: [Stripe] = (0..<StripedCounter.stripes).map { _ in Stripe() }
+    /// The same stripes, unretained (`slots` keeps them): a stripe read from here is borrowed,
+    /// where one read from `slots` is retained and released around its use.
+    private let borrowed: [Unmanaged<Stripe>]
 
-    init() {}
+    init() { borrowed = slots.map { Unmanaged.passUnretained($0) } }
 
     func add(_ n: Int, stripe: Int) {
-        // Used inside the closure: the stripe is borrowed, not retained and released.
-        slots.withUnsafeBufferPointer { _ = $0[stripe & (Self.stripes - 1)].value.add(n, ordering: .relaxed) }
+        borrowed[stripe & (Self.stripes - 1)]._withUnsafeGuaranteedRef { _ = $0.value.add(n, ordering: .relaxed) }
     }
 
     var total: Int { slots.reduce(0) { $0 + $1.value.load(ordering: .relaxed) } }

@@ -67,10 +67,14 @@ public final class Journal: Sendable {
 
     public let capacity: Int
     private let stripes: [Stripe]
+    /// The same stripes, unretained (`stripes` keeps them): borrowed when a request is recorded,
+    /// where one read from `stripes` is retained and released around its use.
+    private let borrowedStripes: [Unmanaged<Stripe>]
 
     public init(capacity: Int = 1000) {
         self.capacity = max(1, capacity)
         stripes = (0..<StripedCounter.stripes).map { _ in Stripe(capacity: max(1, capacity)) }
+        borrowedStripes = stripes.map { Unmanaged.passUnretained($0) }
     }
 
     /// Records `request` and its outcome in the ring of `stripe` (the recording thread's);
@@ -85,9 +89,8 @@ public final class Journal: Sendable {
         let record: JournalRecord? = JournalRecord.make(request, reusing: &spare, sequence: time, timestamp: timestamp, status: status, ruleID: ruleID,
                                                         durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
                                                         fault: fault, logs: logs, error: error, nearMisses: nearMisses)
-        // The stripe is used inside the closure: borrowed, not retained and released.
-        let replaced: JournalRecord? = stripes.withUnsafeBufferPointer { s in
-            s[stripe & (StripedCounter.stripes - 1)].ring.withLock { r in
+        let replaced: JournalRecord? = borrowedStripes[stripe & (StripedCounter.stripes - 1)]._withUnsafeGuaranteedRef { s in
+            s.ring.withLock { r in
                 var slot = record
                 swap(&slot, &r.slots[r.next])
                 r.next = r.next + 1 == r.slots.count ? 0 : r.next + 1
