@@ -7,9 +7,10 @@ enum ResponseSpec: Sendable {
     case template(Template, base: MockResponse, escapeJSON: Bool, explicitStatus: Bool)
     case sequence(id: Int, items: [ResponseSpec])
 
-    /// The response for one request.
-    func realize(_ context: RequestContext, _ generation: ScriptGeneration) -> (MockResponse, explicitStatus: Bool) {
-        switch self {
+    /// The response for one request. Consuming: a spec a handler returned hands its response on
+    /// (moved, not copied: no retain of its body and header list, and no release with the spec).
+    consuming func realize(_ context: RequestContext, _ generation: ScriptGeneration) -> (MockResponse, explicitStatus: Bool) {
+        switch consume self {
         case .fixed(let response, let explicit):
             return (response, explicit)
         case .template(let template, let base, let escapeJSON, let explicit):
@@ -30,7 +31,8 @@ struct RuleDefaults: Sendable {
     var headers = HTTPHeaders()
     var delay: DelaySpec?
 
-    func apply(to response: MockResponse, explicitStatus: Bool) -> MockResponse {
+    /// Consuming `response`: the handler's response is changed in place, not copied first.
+    func apply(to response: consuming MockResponse, explicitStatus: Bool) -> MockResponse {
         var r = response
         if let status, !explicitStatus, r.fault == nil { r.status = status }
         if !headers.isEmpty {   // (most rules have no default headers: no list made to walk)
