@@ -68,15 +68,23 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// Whether the two lists share their storage (one is a copy of the other): then they are
     /// equal without a look at the fields. `false` says nothing.
-    package func sharesStorage(with other: HTTPHeaders) -> Bool {
-        func same<T>(_ a: [T], _ b: [T]) -> Bool {
-            a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress && x.count == y.count } }
+    package func sharesStorage(with other: HTTPHeaders) -> Bool { storageIdentity == other.storageIdentity }
+
+    /// Where the list's storage is, as a plain value: equal for two lists that share it. A holder
+    /// that compares lists with one it keeps stores this beside it and compares the values: no
+    /// reference to count. (It names the storage only while some list keeps that alive.)
+    package var storageIdentity: StorageIdentity {
+        switch backing {
+        case .fields(let a): a.withUnsafeBufferPointer { StorageIdentity(base: UnsafeRawPointer($0.baseAddress), count: $0.count, lines: false) }
+        case .lines(let a): a.withUnsafeBufferPointer { StorageIdentity(base: UnsafeRawPointer($0.baseAddress), count: $0.count, lines: true) }
         }
-        switch (backing, other.backing) {
-        case (.fields(let a), .fields(let b)): return same(a, b)
-        case (.lines(let a), .lines(let b)): return same(a, b)
-        default: return false
-        }
+    }
+
+    /// See ``storageIdentity``.
+    package struct StorageIdentity: Equatable {
+        let base: UnsafeRawPointer?
+        let count: Int
+        let lines: Bool
     }
 
     public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {

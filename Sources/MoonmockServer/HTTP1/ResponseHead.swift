@@ -151,15 +151,21 @@ final class StatusLines {
 /// with one copy instead of field by field. The list is held, so its storage cannot be freed
 /// and its address reused by another list while the bytes are kept.
 final class FieldBytes {
+    /// The list the lines were made from, kept so that its storage (named by `identity`) is not
+    /// freed and its address given to another list while it is compared with.
     private var headers = HTTPHeaders()
+    private var identity = HTTPHeaders().storageIdentity
     private(set) var bytes: [UInt8] = []
     private(set) var sawDate = false
 
-    /// Makes ``bytes`` the lines of `headers` (at once when it is the list of last time).
+    /// Makes ``bytes`` the lines of `headers` (at once when it is the list of last time). The
+    /// compare is of plain values: reading the kept list to compare with would retain it.
     func update(_ headers: HTTPHeaders) {
-        if headers.sharesStorage(with: self.headers) { return }
+        let id = headers.storageIdentity
+        if id == identity { return }
         (bytes, sawDate) = ResponseHead.fieldLines(headers)
         self.headers = headers
+        identity = id
     }
 }
 
