@@ -40,7 +40,7 @@ enum ResponseHead {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { buffer in
             var w = HeadWriter(base: buffer.baseAddress!)
             lines.write(status, into: &w)
-            fields.bytes.withUnsafeBufferPointer { w.write($0) }
+            w.write(UnsafeBufferPointer(fields.bytes))
             switch framing {
             case .length(let length):
                 w.write("Content-Length: ")
@@ -155,15 +155,23 @@ final class FieldBytes {
     /// freed and its address given to another list while it is compared with.
     private var headers = HTTPHeaders()
     private var identity = HTTPHeaders().storageIdentity
-    private(set) var bytes: [UInt8] = []
+    /// The lines, in a block of its own: a plain pointer, so writing them out retains nothing (an
+    /// array read from here would be retained and released around the copy).
+    private(set) var bytes = UnsafeMutableBufferPointer<UInt8>(start: nil, count: 0)
     private(set) var sawDate = false
+
+    deinit { bytes.deallocate() }
 
     /// Makes ``bytes`` the lines of `headers` (at once when it is the list of last time). The
     /// compare is of plain values: reading the kept list to compare with would retain it.
     func update(_ headers: HTTPHeaders) {
         let id = headers.storageIdentity
         if id == identity { return }
-        (bytes, sawDate) = ResponseHead.fieldLines(headers)
+        let (lines, date) = ResponseHead.fieldLines(headers)
+        bytes.deallocate()
+        bytes = .allocate(capacity: lines.count)
+        _ = bytes.initialize(from: lines)
+        sawDate = date
         self.headers = headers
         identity = id
     }
