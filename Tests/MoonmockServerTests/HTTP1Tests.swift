@@ -455,7 +455,7 @@ struct HTTP1Tests {
     @Test("response heads: each carries its own fields, whichever list the loop wrote before")
     func responseHeads() {
         let lines = StatusLines(), fields = FieldBytes()
-        var clock = HTTPDate()
+        let clock = HTTPDate()
         func head(_ headers: HTTPHeaders, status: Int = 200) -> String {
             var out: [UInt8] = []
             ResponseHead.append(status: status, headers: headers, framing: .length(2), connection: .keepAlive11,

@@ -43,7 +43,7 @@ final class EventLoop: @unchecked Sendable {
     private var timers = TimerHeap()
     private var nextSerial: UInt64 = 0
     private var stopping = false
-    private var clock: HTTPDate
+    private let clock: HTTPDate
     /// When the current turn of the loop began (monotonic nanoseconds).
     private var turnStarted: UInt64 = 0
     private let statusLines = StatusLines()

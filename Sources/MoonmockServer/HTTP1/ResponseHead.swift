@@ -9,10 +9,9 @@ import MoonmockCore
 ///
 /// ```swift
 /// var out: [UInt8] = []
-/// var clock = HTTPDate()
-/// let lines = StatusLines()
+/// let clock = HTTPDate(), lines = StatusLines(), fields = FieldBytes()
 /// ResponseHead.append(status: 200, headers: .json, framing: .length(2), connection: .keepAlive11,
-///                     date: clock.now(), lines: lines, into: &out)
+///                     date: clock.now(), lines: lines, fields: fields, into: &out)
 /// // HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nDate: …\r\n\r\n
 /// ```
 enum ResponseHead {
@@ -32,7 +31,7 @@ enum ResponseHead {
     }
 
     static func append(status: Int, headers: HTTPHeaders, framing: Framing, connection: ConnectionField,
-                       date: [UInt8], lines: StatusLines, fields: FieldBytes, into out: inout [UInt8]) {
+                       date: UnsafeBufferPointer<UInt8>, lines: StatusLines, fields: FieldBytes, into out: inout [UInt8]) {
         fields.update(headers)
         // The head is written into one buffer (on the stack when small) and appended once: an
         // append per piece costs a uniqueness and a capacity check each.
@@ -56,7 +55,7 @@ enum ResponseHead {
             case .keepAlive10: w.write("Connection: keep-alive\r\n")
             case .close: w.write("Connection: close\r\n")
             }
-            if !fields.sawDate { date.withUnsafeBufferPointer { w.write($0) } }
+            if !fields.sawDate { w.write(date) }
             w.write("\r\n")
             out.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress, count: w.count))
         }
@@ -222,10 +221,13 @@ struct HeadWriter {
     }
 }
 
-/// The `Date` field, formatted once per second (one per event loop: no lock).
-struct HTTPDate {
+/// The `Date` field, formatted once per second (one per event loop: no lock). A class owning
+/// its bytes: a response head takes them as a plain pointer, where an array handed out per
+/// response would be retained and released each time.
+final class HTTPDate {
     private var second = -1
-    private var field = [UInt8](repeating: 0, count: 37)
+    /// `Date: …\r\n`, 37 bytes for every year from 1000 to 9999 (a pinned clock may go beyond).
+    private var field = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 37)
     /// The engine's clock when a test pinned it (the in-process door dates its answers by it
     /// too); `nil` for the real clock, read with `time()`.
     let pinned: (@Sendable () -> Double)?
@@ -234,13 +236,21 @@ struct HTTPDate {
         pinned = environment.isSystemClock ? nil : environment.now
     }
 
-    /// `Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n` for the current second.
-    mutating func now() -> [UInt8] {
+    deinit { field.deallocate() }
+
+    /// `Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n` for the current second; the bytes stay as they
+    /// are until the next call.
+    func now() -> UnsafeBufferPointer<UInt8> {
         let t = pinned.map { Int($0().rounded(.down)) } ?? time(nil)
         if t != second {
             second = t
-            field = Array("Date: \(HTTPDateFormat.imfFixdate(t))\r\n".utf8)
+            let text = Array("Date: \(HTTPDateFormat.imfFixdate(t))\r\n".utf8)
+            if text.count != field.count {
+                field.deallocate()
+                field = .allocate(capacity: text.count)
+            }
+            _ = field.initialize(from: text)
         }
-        return field
+        return UnsafeBufferPointer(field)
     }
 }
