@@ -241,7 +241,11 @@ extension ScriptGeneration {
         } catch {
             throw HandlerFailure(message: "\(context.rule?.location.map { $0 + ": " } ?? "")\(message(error))")
         }
-        return spec?.realize(context, self)
+        // Moved into `realize` (through `spec?.realize` it would be copied, then released here).
+        switch consume spec {
+        case .some(let spec): return spec.realize(context, self)
+        case .none: return nil
+        }
     }
 
     /// Runs a `when(req)` predicate. An error counts as "no match" and is given as the reason.
