@@ -232,7 +232,7 @@ public final class Engine: Sendable {
             response = .text("handler error in rule '\(rule.id)': \(other)\n", status: 500)
         }
         rule.recordHit(stripe: lane.stripe)
-        return Routed(rule: borrowed, response: response, logs: context.logs, error: error)
+        return Routed(rule: borrowed, response: consume response, logs: context.logs, error: error)
     }
 
     /// Whether the request meets every predicate of `rule`. Read in place (an iterator would
