@@ -119,16 +119,37 @@ final class StripedCounter: Sendable {
             (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     }
 
-    private let slots: [Stripe] = (0..<StripedCounter.stripes).map { _ in Stripe() }
-    /// The same stripes, unretained (`slots` keeps them): a stripe read from here is borrowed,
-    /// where one read from `slots` is retained and released around its use.
-    private let borrowed: [Unmanaged<Stripe>]
-
-    init() { borrowed = slots.map { Unmanaged.passUnretained($0) } }
+    private let slots = Stripes { Stripe() }
 
     func add(_ n: Int, stripe: Int) {
-        borrowed[stripe & (Self.stripes - 1)]._withUnsafeGuaranteedRef { _ = $0.value.add(n, ordering: .relaxed) }
+        slots.with(stripe) { _ = $0.value.add(n, ordering: .relaxed) }
     }
 
-    var total: Int { slots.reduce(0) { $0 + $1.value.load(ordering: .relaxed) } }
+    var total: Int { slots.all.reduce(0) { $0 + $1.value.load(ordering: .relaxed) } }
+}
+
+/// One object per stripe (``StripedCounter/stripes`` of them), for the thread of that stripe to
+/// use: a stripe is read borrowed, not retained and released around its use as one read from an
+/// array of them would be (every request records into one).
+///
+/// ```swift
+/// let rings = Stripes { Ring() }
+/// rings.with(lane.stripe) { $0.append(entry) }
+/// rings.all.count   // StripedCounter.stripes
+/// ```
+struct Stripes<Element: AnyObject & Sendable>: Sendable {
+    /// The objects, which this keeps alive.
+    let all: [Element]
+    /// The same, unretained.
+    private let borrowed: [Unmanaged<Element>]
+
+    init(_ make: () -> Element) {
+        all = (0..<StripedCounter.stripes).map { _ in make() }
+        borrowed = all.map { Unmanaged.passUnretained($0) }
+    }
+
+    /// `body` with the object of `stripe` (any number: it wraps).
+    func with<R>(_ stripe: Int, _ body: (Element) -> R) -> R {
+        borrowed[stripe & (StripedCounter.stripes - 1)]._withUnsafeGuaranteedRef(body)
+    }
 }

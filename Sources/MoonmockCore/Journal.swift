@@ -66,15 +66,11 @@ public final class Journal: Sendable {
     }
 
     public let capacity: Int
-    private let stripes: [Stripe]
-    /// The same stripes, unretained (`stripes` keeps them): borrowed when a request is recorded,
-    /// where one read from `stripes` is retained and released around its use.
-    private let borrowedStripes: [Unmanaged<Stripe>]
+    private let stripes: Stripes<Stripe>
 
     public init(capacity: Int = 1000) {
         self.capacity = max(1, capacity)
-        stripes = (0..<StripedCounter.stripes).map { _ in Stripe(capacity: max(1, capacity)) }
-        borrowedStripes = stripes.map { Unmanaged.passUnretained($0) }
+        stripes = Stripes { Stripe(capacity: max(1, capacity)) }
     }
 
     /// Records `request` and its outcome in the ring of `stripe` (the recording thread's);
@@ -89,7 +85,7 @@ public final class Journal: Sendable {
         let record: JournalRecord? = JournalRecord.make(request, reusing: &spare, sequence: time, timestamp: timestamp, status: status, ruleID: ruleID,
                                                         durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
                                                         fault: fault, logs: logs, error: error, nearMisses: nearMisses)
-        let replaced: JournalRecord? = borrowedStripes[stripe & (StripedCounter.stripes - 1)]._withUnsafeGuaranteedRef { s in
+        let replaced: JournalRecord? = stripes.with(stripe) { s in
             s.ring.withLock { r in
                 var slot = record
                 swap(&slot, &r.slots[r.next])
@@ -104,13 +100,13 @@ public final class Journal: Sendable {
     /// Entries oldest first, their requests rebuilt from the records.
     public func entries() -> [JournalEntry] {
         var all: [JournalRecord] = []
-        for stripe in stripes { all += stripe.ring.withLock { $0.ordered } }
-        if stripes.count > 1 { all.sort { $0.sequence < $1.sequence } }
+        for stripe in stripes.all { all += stripe.ring.withLock { $0.ordered } }
+        if stripes.all.count > 1 { all.sort { $0.sequence < $1.sequence } }
         return all.suffix(capacity).map(\.entry)
     }
 
     public func clear() {
-        for stripe in stripes {
+        for stripe in stripes.all {
             stripe.ring.withLock { r in
                 r.slots = Array(repeating: nil, count: r.slots.count)
                 r.next = 0

@@ -167,9 +167,7 @@ final class FieldBytes {
         let id = headers.storageIdentity
         if id == identity { return }
         let (lines, date) = ResponseHead.fieldLines(headers)
-        bytes.deallocate()
-        bytes = .allocate(capacity: lines.count)
-        _ = bytes.initialize(from: lines)
+        bytes.refill(with: lines)
         sawDate = date
         self.headers = headers
         identity = id
@@ -244,13 +242,21 @@ final class HTTPDate {
         let t = pinned.map { Int($0().rounded(.down)) } ?? time(nil)
         if t != second {
             second = t
-            let text = Array("Date: \(HTTPDateFormat.imfFixdate(t))\r\n".utf8)
-            if text.count != field.count {
-                field.deallocate()
-                field = .allocate(capacity: text.count)
-            }
-            _ = field.initialize(from: text)
+            field.refill(with: Array("Date: \(HTTPDateFormat.imfFixdate(t))\r\n".utf8))
         }
         return UnsafeBufferPointer(field)
+    }
+}
+
+extension UnsafeMutableBufferPointer where Element == UInt8 {
+    /// Makes this block, which its holder owns and frees, hold `bytes`: a new block only when
+    /// the size changes. For bytes a response head reads as a plain pointer (``FieldBytes``,
+    /// ``HTTPDate``).
+    mutating func refill(with bytes: [UInt8]) {
+        if count != bytes.count {
+            deallocate()
+            self = .allocate(capacity: bytes.count)
+        }
+        _ = initialize(from: bytes)
     }
 }
