@@ -16,11 +16,9 @@ let package = Package(
             pkgConfig: "lua5.4",
             providers: [.apt(["liblua5.4-dev"])]
         ),
-        .systemLibrary(
-            name: "CMicroHTTPD",
-            pkgConfig: "libmicrohttpd",
-            providers: [.apt(["libmicrohttpd-dev"])]
-        ),
+        // OpenSSL for HTTPS on the server's own HTTP/1.1 layer (non-blocking sessions in the
+        // epoll loops) and the local certificate authority of `--tls self-signed`.
+        .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         // zlib, Brotli and Zstandard decoders: the in-process door takes a response's content
         // codings off its body, as URLSession's libcurl does for the socket door.
         .systemLibrary(
@@ -39,14 +37,14 @@ let package = Package(
         .target(name: "MoonmockCore", dependencies: ["CJSONSkim"]),
         .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
         .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "CCompression"]),
-        .target(name: "MoonmockServer", dependencies: ["MoonmockCore", "MoonmockScript", "CMicroHTTPD", "CLinuxIO"]),
+        .target(name: "MoonmockServer", dependencies: ["MoonmockCore", "MoonmockScript", "COpenSSL", "CLinuxIO"]),
         .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer"]),
         .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
         .testTarget(name: "LuaBridgeTests", dependencies: ["LuaBridge"]),
         .testTarget(name: "MoonmockCoreTests", dependencies: ["MoonmockCore"]),
         .testTarget(name: "MoonmockScriptTests", dependencies: ["MoonmockScript", "MoonmockCore"]),
         .testTarget(name: "MoonmockTests", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
-        .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript"]),
+        .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript", "COpenSSL"]),
         .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock"]),
         // The same requests through both front doors: in-process and over a socket.
         .testTarget(name: "MoonmockParityTests", dependencies: ["Moonmock", "MoonmockServer", "MoonmockCore"]),

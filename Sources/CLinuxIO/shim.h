@@ -9,6 +9,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <netinet/tcp.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <errno.h>
 
 // accept4 is declared only under _GNU_SOURCE, which the Glibc module is built without; one
 // prototype lets an accepted socket be non-blocking and close-on-exec in the same call.
@@ -24,6 +27,53 @@ static inline ssize_t mm_io_send(int fd, const void *bytes, size_t count, int fl
 // Same as mm_io_send, for recv (recvfrom without an address).
 static inline ssize_t mm_io_recv(int fd, void *bytes, size_t count, int flags) {
     return syscall(SYS_recvfrom, fd, bytes, count, flags, (void *)0, (void *)0);
+}
+
+// One listening socket of a SO_REUSEPORT group: every worker gets a socket of its own and the
+// kernel spreads new connections over them. (With one shared socket, whichever worker wakes
+// first accepts a whole burst of connections, and the others may sit idle for their lifetime.)
+// In C because it is five calls with socklen_t casts; returns the fd, or -1 with errno set.
+static inline int mm_listen(const struct sockaddr *address, socklen_t length, int backlog) {
+    int fd = socket(address->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0
+        || setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0
+        || (address->sa_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0)
+        || bind(fd, address, length) != 0 || listen(fd, backlog) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+// Whether `address` can be bound by a socket outside any SO_REUSEPORT group: SO_REUSEPORT
+// would let a second server of the same user join our group (and take half our connections)
+// instead of failing, so the group is only created on a port nobody listens on. 0 when free,
+// else -1 with errno set (EADDRINUSE).
+static inline int mm_port_free(const struct sockaddr *address, socklen_t length) {
+    int fd = socket(address->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int one = 1;
+    int rc = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);   // TIME_WAIT is no conflict
+    if (rc == 0 && address->sa_family == AF_INET6) rc = setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (rc == 0) rc = bind(fd, address, length);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc == 0 ? 0 : -1;
+}
+
+// getsockname with the port in host order, for a group bound to port 0 (its first socket
+// picks the port the others then bind).
+static inline int mm_socket_port(int fd) {
+    struct sockaddr_storage ss;
+    socklen_t length = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &length) != 0) return -1;
+    if (ss.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
 #endif

@@ -1,13 +1,13 @@
-import CMicroHTTPD
+import CLinuxIO
 import Foundation
 import MoonmockCore
 import MoonmockScript
 import Synchronization
 
 /// The socket transport: an HTTP/1.1 server that runs every request through the same
-/// ``Engine`` as the in-process transport. Plain HTTP is served by Moonmock's own HTTP/1.1
-/// layer (one epoll loop per worker thread); HTTPS by libmicrohttpd with GnuTLS (see
-/// ``ServerConfiguration/httpLayer``).
+/// ``Engine`` as the in-process transport. Both schemes are served by Moonmock's own strict
+/// HTTP/1.1 layer (one epoll loop per worker thread); HTTPS runs OpenSSL's sessions inside the
+/// same loops (``ServerConfiguration/tlsCertificatePEM``).
 ///
 /// ```swift
 /// let engine = Engine()
@@ -28,27 +28,17 @@ public final class MoonmockServer: @unchecked Sendable {
     let scriptStatus: (@Sendable () -> JSONValue)?
     let admin: AdminAPI
 
-    /// One daemon per worker thread, each with its own socket of a SO_REUSEPORT group. Set by
-    /// start and stop; read by the health endpoint from worker threads.
-    private var daemons: [OpaquePointer] {
-        get { state.withLock { $0.daemons.map(\.pointer) } }
-        set { state.withLock { $0.daemons = newValue.map(UncheckedConnection.init) } }
-    }
     private let state = Mutex(State())
     private struct State {
         var port = 0
         var stopping = false
-        var daemons: [UncheckedConnection] = []
-        /// The native layer's workers (plain HTTP).
+        /// The workers, one epoll loop each.
         var loops: [EventLoop] = []
     }
     private var loops: [EventLoop] { state.withLock { $0.loops } }
-    /// Whether the server is running (on either HTTP layer).
-    private var isRunning: Bool { state.withLock { !$0.daemons.isEmpty || !$0.loops.isEmpty } }
-    /// Requests being handled; counted on every request, so an atomic rather than the lock.
-    private let inFlight = Atomic<Int>(0)
-    /// Connections held open by the `timeout` fault, resumed (and closed) when the server stops.
-    let held = Mutex<[ObjectIdentifier: HeldConnection]>([:])
+    private var isRunning: Bool { state.withLock { !$0.loops.isEmpty } }
+    /// The TLS context every loop makes its sessions from; `nil` for plain HTTP.
+    private(set) var tls: TLSContext?
 
     /// What a reload reports.
     public struct ReloadResult: Sendable {
@@ -94,19 +84,17 @@ public final class MoonmockServer: @unchecked Sendable {
     /// server.connectionsPerWorker   // [16, 17] with wrk's 32 connections and --threads 2
     /// ```
     public var connectionsPerWorker: [Int] {
-        state.withLock { s in
-            s.loops.isEmpty ? s.daemons.map { Int(mm_daemon_connections($0.pointer)) } : s.loops.map { $0.connectionCount.load(ordering: .relaxed) }
-        }
+        state.withLock { s in s.loops.map { $0.connectionCount.load(ordering: .relaxed) } }
     }
 
     /// Requests being handled (including delayed and held ones).
     public var requestsInFlight: Int {
-        inFlight.load(ordering: .relaxed) + loops.reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) }
+        loops.reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) }
     }
 
     /// Binds and starts serving. Throws ``ServerError`` when the address cannot be used.
     ///
-    /// Each worker thread runs a daemon of its own on its own listening socket (one
+    /// Each worker thread runs an event loop of its own on its own listening socket (one
     /// `SO_REUSEPORT` group), so that the kernel spreads connections over the workers: with one
     /// shared socket, the worker that wakes first accepts a whole burst of connections and the
     /// others may stay idle for as long as those connections live.
@@ -129,19 +117,11 @@ public final class MoonmockServer: @unchecked Sendable {
                 throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port) (\(String(cString: strerror(errno))))")
             }
         }
-        let (sockets, port) = try openListeners(&storage, length)
-        if configuration.usesNativeLayer { return try startLoops(sockets, port) }
-        var started: [OpaquePointer] = []
-        for (i, fd) in sockets.enumerated() {
-            guard let daemon = startDaemon(listening: fd, &storage) else {
-                sockets[i...].forEach { close($0) }
-                started.forEach { MHD_stop_daemon($0) }
-                throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port) (the HTTP daemon did not start)")
-            }
-            started.append(daemon)
+        if let certificate = configuration.tlsCertificatePEM, let key = configuration.tlsKeyPEM {
+            tls = try TLSContext(certificatePEM: certificate, keyPEM: key)
         }
-        daemons = started
-        state.withLock { $0.port = port }
+        let (sockets, port) = try openListeners(&storage, length)
+        try startLoops(sockets, port)
     }
 
     /// One listening socket per worker, all of one `SO_REUSEPORT` group, and the port they share
@@ -187,32 +167,6 @@ public final class MoonmockServer: @unchecked Sendable {
         for (index, loop) in started.enumerated() { loop.start(name: "moonmock-http-\(index)") }
     }
 
-    /// A daemon with one internal thread serving the connections of the socket `fd`.
-    private func startDaemon(listening fd: Int32, _ storage: inout sockaddr_storage) -> OpaquePointer? {
-        // No `Date` of the library's own: it would read the real clock, and `addHeaders` dates
-        // each answer by the engine's, as the native layer and the in-process door do.
-        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            | MHD_USE_SUPPRESS_DATE_NO_CLOCK.rawValue
-            | (storage.ss_family == sa_family_t(AF_INET6) ? MHD_USE_IPv6.rawValue : 0)
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        return withUnsafePointer(to: &storage) { sa in
-            sa.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                configuration.tlsKeyPEM.withOptionalCString { key in
-                    configuration.tlsCertificatePEM.withOptionalCString { cert in
-                        var config = mm_daemon_config(
-                            flags: flags, address: address, thread_pool_size: 1,
-                            connection_timeout: UInt32(max(1, configuration.idleTimeout)), connection_memory_limit: 16 * 1024,
-                            tls_key_pem: key, tls_cert_pem: cert,
-                            handler: serverAccessHandler, handler_cls: me,
-                            completed: serverRequestCompleted, completed_cls: me,
-                            uri_logger: serverURILogger, uri_logger_cls: me, listen_fd: fd)
-                        return mm_start_daemon(&config)
-                    }
-                }
-            }
-        }
-    }
-
     /// Stops accepting, lets requests in flight finish (up to `drainSeconds`), releases held
     /// connections and closes everything. Safe to call twice.
     public func stop(drainSeconds: Double = 5) {
@@ -220,40 +174,15 @@ public final class MoonmockServer: @unchecked Sendable {
         state.withLock { $0.stopping = true }
         let deadline = Date().addingTimeInterval(drainSeconds)
         let running = loops
-        if !running.isEmpty {
-            // Each loop closes its socket, its idle and held connections, and closes the others
-            // after their response.
-            running.forEach { $0.stopAccepting() }
-            while requestsInFlight > 0 && Date() < deadline { usleep(5_000) }
-            running.forEach { $0.exitAndJoin() }
-            state.withLock { $0.loops = [] }
-            return
-        }
-        // Held (timeout fault) connections never finish by themselves: release them first.
-        releaseHeldConnections()
+        // Each loop closes its socket, its idle and held connections, and closes the others
+        // after their response.
+        running.forEach { $0.stopAccepting() }
         while requestsInFlight > 0 && Date() < deadline { usleep(5_000) }
-        // Out of the state first, so that the health endpoint stops asking them; each daemon
-        // closes its listening socket.
-        let stopped = daemons
-        daemons = []
-        stopped.forEach { MHD_stop_daemon($0) }
-    }
-
-    func releaseHeldConnections() {
-        let connections = held.withLock { h in
-            defer { h.removeAll() }
-            return Array(h.values)
-        }
-        for c in connections {
-            c.request.closeOnResume = true
-            MHD_resume_connection(c.connection)
-        }
+        running.forEach { $0.exitAndJoin() }
+        state.withLock { $0.loops = [] }
     }
 
     var isStopping: Bool { state.withLock { $0.stopping } }
-
-    func requestStarted() { inFlight.add(1, ordering: .relaxed) }
-    func requestFinished() { inFlight.subtract(1, ordering: .relaxed) }
 
     /// Fills `storage` with the address for `host:port`.
     static func address(_ host: String, _ port: Int, into storage: inout sockaddr_storage) throws -> Int {
@@ -273,12 +202,6 @@ public final class MoonmockServer: @unchecked Sendable {
         withUnsafeBytes(of: a4) { source in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
         return MemoryLayout<sockaddr_in>.size
     }
-}
-
-/// A connection parked by the `timeout` fault.
-struct HeldConnection: @unchecked Sendable {
-    let connection: OpaquePointer
-    let request: ServerRequest
 }
 
 extension Optional where Wrapped == String {

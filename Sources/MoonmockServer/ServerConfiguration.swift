@@ -15,7 +15,9 @@ public struct ServerConfiguration: Sendable {
     /// waits for the VM and moves its memory between cores (`moonmock serve` runs one worker
     /// per VM unless told otherwise).
     public var threads: Int = max(1, ServerConfiguration.cores)
-    /// PEM contents (not paths) of the TLS certificate and key; both or neither.
+    /// PEM contents (not paths) of the TLS certificate (the server's first, then any chain) and
+    /// its key; both or neither. Set, the server speaks HTTPS only (TLS 1.2 and 1.3, ALPN
+    /// `http/1.1`). ``SelfSignedCertificate`` makes a pair for local use.
     public var tlsCertificatePEM: String?
     public var tlsKeyPEM: String?
     /// Request bodies beyond this many bytes get `413`.
@@ -28,26 +30,6 @@ public struct ServerConfiguration: Sendable {
     public var log: RequestLogMode = .none
     /// Where log lines go (stdout by default).
     public var logSink: (@Sendable (String) -> Void)?
-    /// Which HTTP implementation serves plain HTTP (HTTPS is always libmicrohttpd's).
-    public var httpLayer: HTTPLayer = .native
-
-    /// The HTTP/1.1 implementation under ``MoonmockServer``.
-    ///
-    /// ```swift
-    /// var configuration = ServerConfiguration()
-    /// configuration.httpLayer = .libmicrohttpd   // the library, for comparison
-    /// ```
-    public enum HTTPLayer: String, Sendable, CaseIterable {
-        /// Moonmock's own: one epoll loop per worker, requests parsed in place, one `send` per
-        /// response.
-        case native
-        /// libmicrohttpd (always used for HTTPS).
-        case libmicrohttpd
-    }
-
-    /// Plain HTTP on the native layer.
-    var usesNativeLayer: Bool { httpLayer == .native && tlsCertificatePEM == nil }
-
     public init() {}
 
     /// `true` for addresses that only this machine reaches.

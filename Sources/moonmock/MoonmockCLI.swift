@@ -39,14 +39,16 @@ enum MoonmockCLI {
                              own copy of the script's locals and globals, as moonmock
                              check reports; else 1). With --vms N, Lua locals and
                              globals are per VM: keep state shared in mock.state
-      --tls-cert FILE        PEM certificate, with --tls-key FILE: serve HTTPS
+      --tls-cert FILE        PEM certificate (and chain), with --tls-key FILE: serve HTTPS
       --tls-key FILE         PEM private key
+      --tls self-signed      serve HTTPS with a certificate from a local CA made once and
+                             kept in ~/.cache/moonmock/tls (prints the CA file to trust)
+      --tls-name NAME        with --tls self-signed: also valid for NAME (repeatable;
+                             localhost, 127.0.0.1 and ::1 always are)
       --log MODE             request lines: none, compact or verbose (default none)
       --journal N            requests kept in the journal (default 1000)
       --admin-token TOKEN    require Authorization: Bearer TOKEN for /__moonmock/
       --max-body BYTES       larger request bodies get 413 (default 16777216)
-      --http-layer LAYER     plain HTTP on native (default; one epoll loop per thread)
-                             or libmicrohttpd (HTTPS always uses libmicrohttpd)
       --lib DIR              also look for require()d modules in DIR (repeatable)
       --no-watch             do not reload the script when it changes
       --unsafe               lift the sandbox (trusted local scripts only)

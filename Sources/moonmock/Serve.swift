@@ -23,6 +23,8 @@ enum Serve {
         var watch = true
         var bundle: String?
         var certPath: String?, keyPath: String?
+        var selfSigned = false
+        var tlsNames: [String] = []
         var i = 0
         do {
             func value(_ name: String) throws -> String {
@@ -45,6 +47,11 @@ enum Serve {
                     threads = n
                 case "--tls-cert": certPath = try value(arg)
                 case "--tls-key": keyPath = try value(arg)
+                case "--tls":
+                    let v = try value(arg)
+                    guard v == "self-signed" else { throw UsageError("--tls takes self-signed (or use --tls-cert and --tls-key), got '\(v)'") }
+                    selfSigned = true
+                case "--tls-name": tlsNames.append(try value(arg))
                 case "--log":
                     let v = try value(arg)
                     guard let mode = RequestLogMode(rawValue: v) else { throw UsageError("--log must be none, compact or verbose, got '\(v)'") }
@@ -66,12 +73,6 @@ enum Serve {
                     let v = try value(arg)
                     guard let n = Int(v), n >= 0 else { throw UsageError("--max-body must be a number of bytes, got '\(v)'") }
                     configuration.maxBodyBytes = n
-                case "--http-layer":
-                    let v = try value(arg)
-                    guard let layer = ServerConfiguration.HTTPLayer(rawValue: v) else {
-                        throw UsageError("--http-layer must be native or libmicrohttpd, got '\(v)'")
-                    }
-                    configuration.httpLayer = layer
                 case "--no-watch": watch = false; i += 1
                 case "--bundle": bundle = try value(arg)
                 default:
@@ -84,6 +85,8 @@ enum Serve {
                 }
             }
             if (certPath == nil) != (keyPath == nil) { throw UsageError("--tls-cert and --tls-key go together") }
+            if selfSigned && certPath != nil { throw UsageError("--tls self-signed or --tls-cert/--tls-key, not both") }
+            if !tlsNames.isEmpty && !selfSigned { throw UsageError("--tls-name goes with --tls self-signed") }
             // Automatic VMs serve the workers there are: no more VMs than --threads asks for.
             if case .automatic = vms, let threads { vms = .automatic(max: threads) }
             if bundle != nil && script != nil { throw UsageError("give a SCRIPT or --bundle DIR, not both (a script can use mock.bundle)") }
@@ -101,6 +104,19 @@ enum Serve {
             }
             configuration.tlsCertificatePEM = cert
             configuration.tlsKeyPEM = key
+        }
+        var authority: URL?
+        if selfSigned {
+            do {
+                let tls = try SelfSignedCertificate.load(names: tlsNames)
+                configuration.tlsCertificatePEM = tls.certificatePEM
+                configuration.tlsKeyPEM = tls.keyPEM
+                authority = tls.authorityFile
+                say("moonmock: self-signed certificate for \(tls.names.joined(separator: ", "))")
+            } catch {
+                MoonmockCLI.printError("moonmock: \(error)")
+                return 1
+            }
         }
         let colour = isatty(1) != 0
         configuration.logSink = { line in
@@ -141,6 +157,9 @@ enum Serve {
             return 1
         }
         say("moonmock: serving \(generation.displayName) (\(generation.rules.count) rule\(generation.rules.count == 1 ? "" : "s"), \(Serve.vmSummary(generation))) on \(server.baseURL)")
+        if let authority {
+            say("moonmock: clients trust it with the local CA at \(authority.path) (curl --cacert \(authority.path))")
+        }
         if let reason = generation.sharing?.reason { say("moonmock: one Lua VM, because \(reason)") }
         say("moonmock: admin API and dashboard at \(server.baseURL)/__moonmock/\(watch ? "; reloading on save" : "")")
         waitForSignal()

@@ -47,14 +47,16 @@ struct CLITests {
                              own copy of the script's locals and globals, as moonmock
                              check reports; else 1). With --vms N, Lua locals and
                              globals are per VM: keep state shared in mock.state
-      --tls-cert FILE        PEM certificate, with --tls-key FILE: serve HTTPS
+      --tls-cert FILE        PEM certificate (and chain), with --tls-key FILE: serve HTTPS
       --tls-key FILE         PEM private key
+      --tls self-signed      serve HTTPS with a certificate from a local CA made once and
+                             kept in ~/.cache/moonmock/tls (prints the CA file to trust)
+      --tls-name NAME        with --tls self-signed: also valid for NAME (repeatable;
+                             localhost, 127.0.0.1 and ::1 always are)
       --log MODE             request lines: none, compact or verbose (default none)
       --journal N            requests kept in the journal (default 1000)
       --admin-token TOKEN    require Authorization: Bearer TOKEN for /__moonmock/
       --max-body BYTES       larger request bodies get 413 (default 16777216)
-      --http-layer LAYER     plain HTTP on native (default; one epoll loop per thread)
-                             or libmicrohttpd (HTTPS always uses libmicrohttpd)
       --lib DIR              also look for require()d modules in DIR (repeatable)
       --no-watch             do not reload the script when it changes
       --unsafe               lift the sandbox (trusted local scripts only)
@@ -88,7 +90,7 @@ struct CLITests {
     @Test("usage errors exit 64 with a usage line", arguments: [
         [], ["frobnicate"], ["check"], ["check", "a.lua", "b.lua"], ["check", "--bogus", "a.lua"],
         ["request", "examples/mocks.lua", "GET"], ["request", "examples/mocks.lua", "GET", "/x", "-H", "novalue"],
-        ["serve", "--port", "99999"], ["serve", "--log", "loud"], ["serve", "--tls-cert", "c.pem"], ["serve", "a.lua", "b.lua"],
+        ["serve", "--port", "99999"], ["serve", "--log", "loud"], ["serve", "--tls-cert", "c.pem"], ["serve", "--tls", "bogus"], ["serve", "--tls-name", "a.test"], ["serve", "a.lua", "b.lua"],
     ])
     func usageErrors(_ arguments: [String]) throws {
         let r = try CLIRunner.run(arguments)
@@ -208,6 +210,48 @@ struct ServeCommandTests {
         let rest = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect((text + rest).contains("GET /users/7 → 200  (GET /users/:id)"))
         #expect((text + rest).contains("moonmock: stopping"))
+    }
+
+    @Test("serve --tls self-signed prints the CA to trust; curl trusting it gets the answer over HTTPS")
+    func serveSelfSigned() async throws {
+        let cache = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let process = Process()
+        process.executableURL = CLIRunner.binary
+        process.arguments = ["serve", "examples/mocks.lua", "--port", "0", "--tls", "self-signed", "--tls-name", "api.test"]
+        process.currentDirectoryURL = CLIRunner.packageRoot
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CACHE_HOME"] = cache.path
+        process.environment = environment
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var text = ""
+        let deadline = Date().addingTimeInterval(20)
+        while !text.contains("admin API"), Date() < deadline {
+            let data = out.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        let ca = cache.appendingPathComponent("moonmock/tls/ca.pem").path
+        #expect(text.contains("moonmock: self-signed certificate for localhost, 127.0.0.1, ::1, api.test"), "\(text)")
+        #expect(text.contains("clients trust it with the local CA at \(ca) (curl --cacert \(ca))"), "\(text)")
+        let line = try #require(text.split(separator: "\n").first { $0.contains(" on https://127.0.0.1:") })
+        let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = ["-sS", "--max-time", "10", "--cacert", ca, "--resolve", "api.test:\(port):127.0.0.1", "https://api.test:\(port)/users/7"]
+        let body = Pipe()
+        curl.standardOutput = body
+        try curl.run()
+        let data = body.fileHandleForReading.readDataToEndOfFile()
+        curl.waitUntilExit()
+        #expect(String(decoding: data, as: UTF8.self) == #"{"id":7,"name":"User 7"}"#)
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
     }
 
     @Test("serve runs one worker per Lua VM unless --threads says otherwise; by default a VM per core when the script allows")

@@ -141,7 +141,7 @@ struct AdminTests {
         #expect(error?.description.contains("--admin-token") == true)
     }
 
-    @Test("HTTPS with a certificate generated at test time")
+    @Test("HTTPS with a certificate made by the openssl command, and a plain request to the HTTPS port")
     func tls() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -169,7 +169,10 @@ struct AdminTests {
         // Dated by the engine's clock (pinned by `startServer`), not the library's reading of the real one.
         let dates = try String(contentsOfFile: head, encoding: .utf8).split(separator: "\r\n").filter { $0.lowercased().hasPrefix("date:") }
         #expect(dates == ["Date: Tue, 14 Nov 2023 22:13:20 GMT"], "\(dates)")
-        // Plain HTTP to the TLS port does not get an answer.
-        #expect(await curlExit(["-s", "-o", "/dev/null", "http://127.0.0.1:\(server.port)/users/9"]) != 0)
+        // Plain HTTP to the TLS port gets a plain 400 that says so, and the port still serves HTTPS.
+        let plain = RawHTTP.exchange(server.port, "GET /users/9 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(plain.text.hasPrefix("HTTP/1.1 400") && plain.text.contains("this port speaks HTTPS"), "\(plain.text)")
+        #expect(await curlExit(["-s", "--cacert", cert, "-o", out, "\(server.baseURL)/users/10"]) == 0)
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == #"{"id":10,"name":"User 10"}"#)
     }
 }

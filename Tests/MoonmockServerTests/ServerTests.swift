@@ -30,10 +30,10 @@ mock.head("/head", mock.text("body not sent"))
 
 @Suite("Socket server")
 struct ServerTests {
-    @Test("routes, GraphQL and request details over real HTTP", arguments: ServerConfiguration.HTTPLayer.allCases)
-    func routing(layer: ServerConfiguration.HTTPLayer) async throws {
+    @Test("routes, GraphQL and request details over real HTTP", arguments: Scheme.allCases)
+    func routing(scheme: Scheme) async throws {
         let dated = #"mock.get("/dated", mock.text("x", { headers = { Date = "Sun, 06 Nov 1994 08:49:37 GMT" } }))"#
-        let server = try startServer(serverScript + dated) { $0.httpLayer = layer }
+        let server = try startServer(serverScript + dated, scheme: scheme)
         defer { server.stop() }
         let user = try await server.fetch("/users/7")
         #expect(user.status == 200 && user.body == #"{"id":7,"name":"User 7"}"#)
@@ -68,15 +68,14 @@ struct ServerTests {
         #expect(json["closest"]?[0]?["summary"] == .string("method ok; path ok; json.operationName: expected GetUser, got GetViewer"))
     }
 
-    @Test("200 parallel delayed requests complete together, about one delay later", arguments: ServerConfiguration.HTTPLayer.allCases)
-    func parallelDelays(layer: ServerConfiguration.HTTPLayer) async throws {
-        let server = try startServer(serverScript) { $0.httpLayer = layer }
+    @Test("200 parallel delayed requests complete together, about one delay later", arguments: Scheme.allCases)
+    func parallelDelays(scheme: Scheme) async throws {
+        let server = try startServer(serverScript, scheme: scheme)
         defer { server.stop() }
-        let port = server.port
         // Timed on the thread that waits: the test's own task may resume later on a busy machine.
         let (statuses, elapsed) = await onThread {
             let started = Date()
-            let statuses = RawHTTP.parallel(port, "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", count: 200)
+            let statuses = RawHTTP.parallel(server, "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", count: 200)
             return (statuses, Date().timeIntervalSince(started))
         }
         #expect(statuses.count == 200)
@@ -84,80 +83,78 @@ struct ServerTests {
         #expect(elapsed >= 0.95 && elapsed < 3, "took \(elapsed) s")
     }
 
-    @Test("connection_reset is a TCP reset", arguments: ServerConfiguration.HTTPLayer.allCases)
-    func reset(layer: ServerConfiguration.HTTPLayer) throws {
-        let server = try startServer(serverScript) { $0.httpLayer = layer }
+    @Test("connection_reset is a TCP reset", arguments: Scheme.allCases)
+    func reset(scheme: Scheme) throws {
+        let server = try startServer(serverScript, scheme: scheme)
         defer { server.stop() }
-        let r = RawHTTP.exchange(server.port, "GET /reset HTTP/1.1\r\nHost: x\r\n\r\n")
+        let r = RawHTTP.exchange(server, "GET /reset HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(r.bytes.isEmpty)
         #expect(r.error == ECONNRESET)
     }
 
-    @Test("empty_response closes without a byte", arguments: ServerConfiguration.HTTPLayer.allCases)
-    func empty(layer: ServerConfiguration.HTTPLayer) throws {
-        let server = try startServer(serverScript) { $0.httpLayer = layer }
+    @Test("empty_response closes without a byte", arguments: Scheme.allCases)
+    func empty(scheme: Scheme) throws {
+        let server = try startServer(serverScript, scheme: scheme)
         defer { server.stop() }
-        let r = RawHTTP.exchange(server.port, "GET /empty HTTP/1.1\r\nHost: x\r\n\r\n")
+        let r = RawHTTP.exchange(server, "GET /empty HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(r.bytes.isEmpty && r.error == 0 && !r.timedOut)
     }
 
-    @Test("malformed_chunk cuts a chunked body off without its last chunk", arguments: ServerConfiguration.HTTPLayer.allCases)
-    func malformedChunk(layer: ServerConfiguration.HTTPLayer) async throws {
-        let server = try startServer(serverScript) { $0.httpLayer = layer }
+    @Test("malformed_chunk cuts a chunked body off without its last chunk", arguments: Scheme.allCases)
+    func malformedChunk(scheme: Scheme) async throws {
+        let server = try startServer(serverScript, scheme: scheme)
         defer { server.stop() }
-        let r = RawHTTP.exchange(server.port, "GET /chunk HTTP/1.1\r\nHost: x\r\n\r\n")
+        let r = RawHTTP.exchange(server, "GET /chunk HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(r.text.hasPrefix("HTTP/1.1 200"))
         #expect(r.text.lowercased().contains("transfer-encoding: chunked"))
         #expect(!r.text.hasSuffix("0\r\n\r\n"))
-        let curl = await curlExit(["-s", "-o", "/dev/null", "http://127.0.0.1:\(server.port)/chunk"])
+        let curl = await curlExit(["-s", "-o", "/dev/null", "--cacert", testCertificate.authorityFile.path, server.baseURL + "/chunk"])
         #expect(curl != 0)
     }
 
-    @Test("timeout holds the connection without an answer", arguments: ServerConfiguration.HTTPLayer.allCases)
-    func hold(layer: ServerConfiguration.HTTPLayer) async throws {
-        let server = try startServer(serverScript) { $0.httpLayer = layer }
+    @Test("timeout holds the connection without an answer", arguments: Scheme.allCases)
+    func hold(scheme: Scheme) async throws {
+        let server = try startServer(serverScript, scheme: scheme)
         defer { server.stop() }
-        let port = server.port
-        let r = await onThread { RawHTTP.exchange(port, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 0.5) }
+        let r = await onThread { RawHTTP.exchange(server, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 0.5) }
         #expect(r.bytes.isEmpty && r.timedOut)
     }
 
-    @Test("dribble sends the body slowly", arguments: ServerConfiguration.HTTPLayer.allCases)
-    func dribble(layer: ServerConfiguration.HTTPLayer) async throws {
-        let server = try startServer(serverScript) { $0.httpLayer = layer }
+    @Test("dribble sends the body slowly", arguments: Scheme.allCases)
+    func dribble(scheme: Scheme) async throws {
+        let server = try startServer(serverScript, scheme: scheme)
         defer { server.stop() }
-        let port = server.port
         let started = Date()
-        let r = await onThread { RawHTTP.exchange(port, "GET /dribble HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") }
+        let r = await onThread { RawHTTP.exchange(server, "GET /dribble HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") }
         #expect(r.text.hasSuffix("\r\n\r\n0123456789"))
         #expect(Date().timeIntervalSince(started) >= 0.35)
     }
 
-    @Test("oversized bodies get 413, malformed HTTP gets 400, HEAD gets no body", arguments: ServerConfiguration.HTTPLayer.allCases)
-    func limits(layer: ServerConfiguration.HTTPLayer) throws {
-        let server = try startServer(serverScript) { $0.maxBodyBytes = 1024; $0.httpLayer = layer }
+    @Test("oversized bodies get 413, malformed HTTP gets 400, HEAD gets no body", arguments: Scheme.allCases)
+    func limits(scheme: Scheme) throws {
+        let server = try startServer(serverScript, scheme: scheme) { $0.maxBodyBytes = 1024 }
         defer { server.stop() }
-        let declared = RawHTTP.exchange(server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\nConnection: close\r\n\r\n")
+        let declared = RawHTTP.exchange(server, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\nConnection: close\r\n\r\n")
         #expect(declared.text.hasPrefix("HTTP/1.1 413"))
         let big = String(repeating: "x", count: 2000)
-        let chunked = RawHTTP.exchange(server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n7d0\r\n\(big)\r\n0\r\n\r\n")
+        let chunked = RawHTTP.exchange(server, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n7d0\r\n\(big)\r\n0\r\n\r\n")
         #expect(chunked.text.hasPrefix("HTTP/1.1 413"))
-        let small = RawHTTP.exchange(server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc")
+        let small = RawHTTP.exchange(server, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc")
         #expect(small.text.hasPrefix("HTTP/1.1 200"))
-        let garbage = RawHTTP.exchange(server.port, "THIS IS NOT HTTP\r\n\r\n")
+        let garbage = RawHTTP.exchange(server, "THIS IS NOT HTTP\r\n\r\n")
         #expect(garbage.text.hasPrefix("HTTP/1.1 400"))
-        let head = RawHTTP.exchange(server.port, "HEAD /head HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let head = RawHTTP.exchange(server, "HEAD /head HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(head.text.hasPrefix("HTTP/1.1 200") && !head.text.contains("body not sent"))
     }
 
-    @Test("stop drains requests in flight, then refuses connections", arguments: ServerConfiguration.HTTPLayer.allCases)
-    func gracefulStop(layer: ServerConfiguration.HTTPLayer) async throws {
-        let server = try startServer(serverScript) { $0.httpLayer = layer }
+    @Test("stop drains requests in flight, then refuses connections", arguments: Scheme.allCases)
+    func gracefulStop(scheme: Scheme) async throws {
+        let server = try startServer(serverScript, scheme: scheme)
         let port = server.port
         // /slow answers after 1 s: time enough for the second request to arrive on a busy machine.
-        let inFlight = Task { await onThread { RawHTTP.exchange(port, "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") } }
+        let inFlight = Task { await onThread { RawHTTP.exchange(server, "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") } }
         try await Task.sleep(nanoseconds: 100_000_000)
-        let held = Task { await onThread { RawHTTP.exchange(port, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 5) } }
+        let held = Task { await onThread { RawHTTP.exchange(server, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 5) } }
         // Both requests reached the server (a loaded machine may take a while to send them).
         let deadline = Date().addingTimeInterval(5)
         while server.requestsInFlight < 2 && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
@@ -171,23 +168,23 @@ struct ServerTests {
         #expect(RawHTTP.connect(port) == -1)
     }
 
-    @Test("connections are spread over the worker threads, and health reports each worker's count", arguments: ServerConfiguration.HTTPLayer.allCases)
-    func spread(layer: ServerConfiguration.HTTPLayer) async throws {
-        let server = try startServer(serverScript) { $0.threads = 2; $0.httpLayer = layer }
+    @Test("connections are spread over the worker threads, and health reports each worker's count", arguments: Scheme.allCases)
+    func spread(scheme: Scheme) async throws {
+        let server = try startServer(serverScript, scheme: scheme) { $0.threads = 2 }
         defer { server.stop() }
-        var fds: [Int32] = []
-        defer { fds.forEach { close($0) } }
+        var connections: [RawConnection] = []
         for _ in 0..<24 {
-            let fd = RawHTTP.connect(server.port)
-            #expect(fd >= 0)
+            let connection = RawConnection(server)
+            #expect(connection != nil)
             // The first bytes of a request: a connection is accepted once it has sent something
             // (deferred accept), and this one stays open waiting for the rest.
-            _ = write(fd, "GET", 3)
-            fds.append(fd)
+            connection?.send("GET")
+            connection.map { connections.append($0) }
         }
         let deadline = Date().addingTimeInterval(5)
         while server.connectionsPerWorker.reduce(0, +) < 24 && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
         let perWorker = server.connectionsPerWorker
+        #expect(connections.count == 24)
         #expect(perWorker.count == 2)
         #expect(perWorker.reduce(0, +) == 24)
         // One shared socket let the first worker to wake accept the whole burst.

@@ -10,7 +10,7 @@ import MoonmockScript
 import MoonmockServer
 
 /// A server on 127.0.0.1, port 0, serving `script`; stopped by the caller (or on deinit).
-func startServer(_ script: String, configure: (inout ServerConfiguration) -> Void = { _ in },
+func startServer(_ script: String, scheme: Scheme = .http, configure: (inout ServerConfiguration) -> Void = { _ in },
                  reload: (@Sendable () throws -> MoonmockServer.ReloadResult)? = nil) throws -> MoonmockServer {
     // The raw-socket clients write to connections the server may already have closed (fuzzing,
     // faults): that must be an EPIPE for the test, not a signal that ends the test process.
@@ -20,6 +20,10 @@ func startServer(_ script: String, configure: (inout ServerConfiguration) -> Voi
     var configuration = ServerConfiguration()
     configuration.port = 0
     configuration.threads = 2
+    if scheme == .https {
+        configuration.tlsCertificatePEM = testCertificate.certificatePEM
+        configuration.tlsKeyPEM = testCertificate.keyPEM
+    }
     configure(&configuration)
     let server = MoonmockServer(engine: engine, configuration: configuration, reload: reload)
     try server.start()
@@ -43,9 +47,11 @@ let plainSession: URLSession = {
 }()
 
 extension MoonmockServer {
-    /// A request through a real URLSession to this server.
+    /// A request through a real URLSession to this server (curl for HTTPS: URLSession on Linux
+    /// cannot be told to trust a private authority).
     func fetch(_ path: String, method: String = "GET", body: String? = nil,
                headers: [String: String] = [:]) async throws -> (status: Int, body: String, response: HTTPURLResponse) {
+        if endpointTLS { return try await curlFetch(path, method: method, body: body, headers: headers) }
         var request = URLRequest(url: URL(string: baseURL + path)!)
         request.httpMethod = method
         request.httpBody = body.map { Data($0.utf8) }
@@ -53,6 +59,31 @@ extension MoonmockServer {
         let (data, response) = try await plainSession.data(for: request)
         let http = response as! HTTPURLResponse
         return (http.statusCode, String(decoding: data, as: UTF8.self), http)
+    }
+}
+
+extension MoonmockServer {
+    /// `fetch` through curl, trusting the test authority.
+    func curlFetch(_ path: String, method: String, body: String?,
+                   headers: [String: String]) async throws -> (status: Int, body: String, response: HTTPURLResponse) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-curl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let head = dir.appendingPathComponent("head").path, out = dir.appendingPathComponent("body").path
+        var arguments = ["-s", "--cacert", testCertificate.authorityFile.path, "-X", method, "-D", head, "-o", out]
+        if let body { arguments += ["--data-binary", body] }
+        for (k, v) in headers { arguments += ["-H", "\(k): \(v)"] }
+        let status = await curlExit(arguments + [baseURL + path])
+        guard status == 0 else { throw URLError(.badServerResponse) }
+        let lines = try String(contentsOfFile: head, encoding: .utf8).components(separatedBy: "\r\n")
+        let code = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
+        var fields: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let response = HTTPURLResponse(url: URL(string: baseURL + path)!, statusCode: code, httpVersion: "HTTP/1.1", headerFields: fields)!
+        return (code, String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data(), as: UTF8.self), response)
     }
 }
 
@@ -79,50 +110,39 @@ enum RawHTTP {
         return fd
     }
 
-    /// Sends `request` and reads until the peer closes, fails, or `timeout` passes.
-    static func exchange(_ port: Int, _ request: String, timeout: Double = 5) -> Result {
-        let fd = connect(port)
-        guard fd >= 0 else { return Result(error: ECONNREFUSED) }
-        defer { close(fd) }
-        var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        _ = Array(request.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        var result = Result()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = read(fd, &buffer, buffer.count)
-            if n > 0 { result.bytes += buffer[0..<n]; continue }
-            if n == 0 { return result }
-            if errno == EAGAIN || errno == EWOULDBLOCK { result.timedOut = true } else { result.error = errno }
-            return result
-        }
+    /// Sends `request` and reads until the peer closes, fails, or `timeout` passes (over TLS when
+    /// the endpoint is an HTTPS server).
+    static func exchange(_ endpoint: Endpoint, _ request: String, timeout: Double = 5) -> Result {
+        guard let connection = RawConnection(endpoint, timeout: timeout) else { return Result(error: ECONNREFUSED) }
+        connection.send(request)
+        return connection.readToEnd()
     }
 
     /// Sends `count` copies of `request` on separate connections at once and waits for every
     /// full response (the peer closes each: send `Connection: close`). Returns the bodies' statuses.
-    static func parallel(_ port: Int, _ request: String, count: Int, timeout: Double = 10) -> [Int] {
-        var fds: [Int32] = []
+    static func parallel(_ endpoint: Endpoint, _ request: String, count: Int, timeout: Double = 10) -> [Int] {
+        var connections: [Int32: RawConnection] = [:]
+        var order: [Int32] = []
         for _ in 0..<count {
-            let fd = connect(port)
-            if fd >= 0 {
-                _ = Array(request.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                fds.append(fd)
+            if let c = RawConnection(endpoint, timeout: 1) {
+                connections[c.fd] = c
+                order.append(c.fd)
             }
         }
+        for fd in order { connections[fd]!.send(request) }
         var responses = [Int32: [UInt8]]()
-        var open = Set(fds)
+        var open = Set(order)
         let deadline = Date().addingTimeInterval(timeout)
         var buffer = [UInt8](repeating: 0, count: 65536)
         while !open.isEmpty && Date() < deadline {
             var polls = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             _ = poll(&polls, nfds_t(polls.count), 100)
             for p in polls where p.revents != 0 {
-                let n = read(p.fd, &buffer, buffer.count)
-                if n > 0 { responses[p.fd, default: []] += buffer[0..<n] } else { open.remove(p.fd); close(p.fd) }
+                let n = connections[p.fd]!.read(&buffer)
+                if n > 0 { responses[p.fd, default: []] += buffer[0..<n] } else { open.remove(p.fd) }
             }
         }
-        open.forEach { close($0) }
-        return fds.map { fd in
+        return order.map { fd in
             let text = String(decoding: responses[fd] ?? [], as: UTF8.self)
             return Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
         }

@@ -59,6 +59,10 @@ final class EventLoop: @unchecked Sendable {
     /// Keep-alive connections whose answers wait in `pending` for the end of this turn.
     private var corked: [Connection] = []
     let defaultAuthority: String
+    /// Set for HTTPS: every connection reads and writes through a session made from it.
+    private let tls: TLSContext?
+    /// `https` with ``tls``, else `http`: the scheme of every request this loop builds.
+    private let scheme: String
 
     private static let headLimit = 16 * 1024
     /// Unsent response bytes past which a connection's further requests wait.
@@ -75,6 +79,8 @@ final class EventLoop: @unchecked Sendable {
         self.idleTimeout = server.configuration.idleTimeout
         self.listener = listener
         self.defaultAuthority = authority
+        self.tls = server.tls
+        self.scheme = server.tls == nil ? "http" : "https"
         clock = HTTPDate(server.engine.environment)
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         wakeup = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
@@ -241,6 +247,10 @@ final class EventLoop: @unchecked Sendable {
             }
             nextSerial += 1
             let connection = Connection(fd: fd, serial: nextSerial, now: turnStarted)
+            if let tls {
+                guard let session = TLSSession(tls, fd: fd) else { close(fd); continue }
+                connection.tls = session
+            }
             if Int(fd) >= connections.count { connections += Array(repeating: nil, count: Int(fd) + 64 - connections.count) }
             connections[Int(fd)] = connection
             connectionCount.add(1, ordering: .relaxed)
@@ -268,11 +278,13 @@ final class EventLoop: @unchecked Sendable {
         if connection.peerClosed && mask & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
             return closeConnection(connection)   // gone in both directions: nobody to answer
         }
-        if mask & EPOLLOUT.rawValue != 0 {
+        if mask & EPOLLOUT.rawValue != 0 && !connection.pending.isEmpty {
             flush(connection)
             if connection.closed { return }
         }
-        if mask & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+        // A TLS read (the handshake) that had to write waits for the socket to take more.
+        if mask & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+            || (connection.tlsReadWantsWrite && mask & EPOLLOUT.rawValue != 0) {
             readable(connection)
         }
     }
@@ -280,13 +292,38 @@ final class EventLoop: @unchecked Sendable {
     // MARK: reading
 
     private func readable(_ c: Connection) {
+        if c.tls != nil && !c.tlsChecked && !refusePlainHTTP(c) { return }
         while !c.closed {
-            let n = mm_io_recv(c.fd, scratch.baseAddress, scratch.count, 0)
-            if n == 0 { return peerFinishedSending(c) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno != EAGAIN && errno != EWOULDBLOCK { closeConnection(c) }
-                return
+            let n: Int
+            if let session = c.tls {
+                n = session.read(scratch.baseAddress!, scratch.count)
+                if n <= 0 {
+                    switch TLSSession.Outcome(n) {
+                    case .wantRead:
+                        if c.tlsReadWantsWrite {
+                            c.tlsReadWantsWrite = false
+                            updateInterest(c)
+                        }
+                        return
+                    case .wantWrite:
+                        c.tlsReadWantsWrite = true
+                        updateInterest(c)
+                        return
+                    case .closed:
+                        return peerFinishedSending(c)
+                    case .failed:
+                        c.tlsFailed = true
+                        return closeConnection(c)
+                    }
+                }
+            } else {
+                n = mm_io_recv(c.fd, scratch.baseAddress, scratch.count, 0)
+                if n == 0 { return peerFinishedSending(c) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    if errno != EAGAIN && errno != EWOULDBLOCK { closeConnection(c) }
+                    return
+                }
             }
             c.lastActivity = turnStarted
             let chunk = UnsafeRawBufferPointer(start: scratch.baseAddress, count: n)
@@ -304,8 +341,29 @@ final class EventLoop: @unchecked Sendable {
                 c.readPaused = true
                 updateInterest(c)
             }
-            if n < scratch.count { return }
+            // A short read empties a socket; a TLS read returns one record, so it reads on until
+            // OpenSSL finds the socket empty (edge-triggered: nothing would report the rest).
+            if n < scratch.count && c.tls == nil { return }
         }
+    }
+
+    /// The first byte of a TLS connection is a handshake record (22). A client that speaks plain
+    /// HTTP to the HTTPS port gets a plain `400` that says so, instead of a failed handshake it
+    /// would report as a garbled or empty reply. `false` when the connection is not ready (or closed).
+    private func refusePlainHTTP(_ c: Connection) -> Bool {
+        var first: UInt8 = 0
+        let n = mm_io_recv(c.fd, &first, 1, Int32(MSG_PEEK))
+        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return false }
+        c.tlsChecked = true
+        if n == 1 && first == 22 { return true }
+        if n == 1 {
+            let body = #"{"error":"this port speaks HTTPS: the request was sent as plain HTTP"}"#
+            let text = "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+            _ = Array(text.utf8).withUnsafeBytes { mm_io_send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+        c.tlsFailed = true
+        closeConnection(c)
+        return false
     }
 
     /// Sets an integer `IPPROTO_TCP` option (a failure only loses the optimisation it is for).
@@ -468,7 +526,7 @@ final class EventLoop: @unchecked Sendable {
             if authority != lastAuthority.value {
                 lastAuthority = (authority, MockRequest.hostAndPort(of: authority))
             }
-            request = MockRequest.recycling(&spareRequest, method: head.method, scheme: "http", host: lastAuthority.split.host,
+            request = MockRequest.recycling(&spareRequest, method: head.method, scheme: scheme, host: lastAuthority.split.host,
                                             port: lastAuthority.split.port, target: head.target, headerLines: lines, body: body)
         }
         serverRef._withUnsafeGuaranteedRef { server in
@@ -487,8 +545,12 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: answering
 
-    /// Sends `response`, or acts out its fault on the wire (see ``MoonmockServer/deliver(_:_:_:)``
-    /// for the libmicrohttpd side; the two behave alike).
+    /// Sends `response`, or acts out its fault on the wire:
+    /// - `connection_reset` (and a Swift `failure(error)` stub, which cannot travel): a TCP RST;
+    /// - `empty_response`: the connection closes without a byte (over TLS, after close_notify);
+    /// - `malformed_chunk`: half the body in a chunk, then the stream breaks off;
+    /// - `timeout`: the connection is held, never answered, until the client leaves or the server stops;
+    /// - `dribble`: the body at N bytes per second, in slices sent from the loop's timers.
     private func deliver(_ c: Connection, _ response: MockResponse, head: Bool, http10: Bool) {
         if response.fault != nil && c.corked {
             // Answers to earlier pipelined requests leave before the fault is acted out.
@@ -502,6 +564,7 @@ final class EventLoop: @unchecked Sendable {
             // SO_LINGER {on, 0}: close sends a RST instead of a FIN.
             var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
             setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            c.tlsFailed = true   // no close_notify before the reset
             closeConnection(c)
         case .emptyResponse?:
             closeConnection(c)
@@ -616,7 +679,7 @@ final class EventLoop: @unchecked Sendable {
             c.pending.append(contentsOf: bytes)
             return
         }
-        let sent = bytes.withUnsafeBytes { sendAll(c.fd, $0, more: more) }
+        let sent = bytes.withUnsafeBytes { sendAll(c, $0, more: more) }
         if sent == bytes.count { return }
         if errno != EAGAIN && errno != EWOULDBLOCK { return closeConnection(c) }
         c.pending = Array(bytes[sent...])
@@ -625,10 +688,24 @@ final class EventLoop: @unchecked Sendable {
 
     /// Sends as much of `bytes` as the socket takes; returns how much that was (`errno` tells why
     /// it stopped short).
-    private func sendAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, more: Bool) -> Int {
+    private func sendAll(_ c: Connection, _ bytes: UnsafeRawBufferPointer, more: Bool) -> Int {
         var sent = 0
+        if let session = c.tls {
+            while sent < bytes.count {
+                let n = session.write(bytes.baseAddress! + sent, bytes.count - sent)
+                if n > 0 { sent += n; continue }
+                switch TLSSession.Outcome(n) {
+                case .wantWrite, .wantRead: errno = EAGAIN
+                case .closed, .failed:
+                    c.tlsFailed = true
+                    errno = EPIPE
+                }
+                break
+            }
+            return sent
+        }
         while sent < bytes.count {
-            let n = mm_io_send(fd, bytes.baseAddress! + sent, bytes.count - sent,
+            let n = mm_io_send(c.fd, bytes.baseAddress! + sent, bytes.count - sent,
                                Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0))
             if n > 0 { sent += n; continue }
             if n < 0 && errno == EINTR { continue }
@@ -660,7 +737,7 @@ final class EventLoop: @unchecked Sendable {
     private func sendPending(_ c: Connection) {
         c.corked = false
         if c.closed || c.pending.isEmpty { return }
-        let sent = c.pending.withUnsafeBytes { sendAll(c.fd, $0, more: c.closeWhenFlushed) }
+        let sent = c.pending.withUnsafeBytes { sendAll(c, $0, more: c.closeWhenFlushed) }
         if sent == c.pending.count {
             c.pending.removeAll(keepingCapacity: c.pending.capacity <= Self.keptOutputCapacity)
             return drained(c)
@@ -694,7 +771,7 @@ final class EventLoop: @unchecked Sendable {
         // Once the client has finished sending, its side stays readable (EOF): not watched.
         var mask = Connection.edgeTriggered | (c.peerClosed ? 0 : EPOLLRDHUP.rawValue)
         if !c.readPaused && !c.peerClosed { mask |= EPOLLIN.rawValue }
-        if !c.pending.isEmpty { mask |= EPOLLOUT.rawValue }
+        if !c.pending.isEmpty || c.tlsReadWantsWrite { mask |= EPOLLOUT.rawValue }
         if mask != c.interest {
             c.interest = mask
             if c.registered { watch(c.fd, mask, add: false) }
@@ -707,6 +784,10 @@ final class EventLoop: @unchecked Sendable {
         if c.active {
             c.active = false
             inFlight.subtract(1, ordering: .relaxed)
+        }
+        if let session = c.tls {
+            session.free(graceful: !c.tlsFailed)
+            c.tls = nil
         }
         // Closing the only descriptor of the socket also takes it out of the epoll set.
         close(c.fd)
@@ -800,6 +881,14 @@ final class Connection {
     /// Whether `interest` is in the loop's epoll set yet (see ``EventLoop/accept(events:)``).
     var registered = false
     var lastActivity: UInt64
+    /// HTTPS: the connection's TLS session (reads and writes go through it).
+    var tls: TLSSession?
+    /// The session's last read needed to write (the handshake) and the socket was full.
+    var tlsReadWantsWrite = false
+    /// The session failed (or the connection is reset): closed without a close_notify.
+    var tlsFailed = false
+    /// The first byte has been checked for a TLS handshake (``EventLoop/refusePlainHTTP(_:)``).
+    var tlsChecked = false
 
     init(fd: Int32, serial: UInt64, now: UInt64) {
         self.fd = fd
