@@ -223,7 +223,14 @@ public final class Engine: Sendable {
                 fellThrough.insert(ObjectIdentifier(rule))
                 return nil
             }
-            response = r
+            if r.fault == nil && (r.status < 200 || r.status > 999) {
+                // 1xx are interim answers a transport sends on its own; a final one is 200...999.
+                let message = "rule '\(rule.id)' answered status \(r.status): a response's status must be 200...999 (1xx are interim, sent by the server itself)"
+                error = message
+                response = .text(message + "\n", status: 500)
+            } else {
+                response = r
+            }
         } catch let failure as HandlerFailure {
             error = failure.description
             response = .text("handler error in rule '\(rule.id)': \(failure.description)\n", status: 500)

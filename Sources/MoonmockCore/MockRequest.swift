@@ -9,7 +9,7 @@ import Foundation
 /// req.json?["operationName"]   // .string("GetUser")
 /// ```
 public struct MockRequest: Sendable {
-    /// Upper-cased method.
+    /// The method as sent: methods are case-sensitive (RFC 9110 §9.1), so `get` is not `GET`.
     public var method: String { storage.method }
     public var scheme: String { storage.scheme }
     /// Lower-cased host, without the port.
@@ -280,10 +280,9 @@ public struct MockRequest: Sendable {
 
         private static let keptBodyCapacity = 64 << 10
 
-        /// Servers hand over `GET` and `POST` as literals: compared by their bits, no scan.
-        private static func method(_ method: String) -> String {
-            method == "GET" || method == "POST" ? method : method.asciiUppercased
-        }
+        /// The method as sent (never rewritten: RFC 9110 §9.1 makes methods case-sensitive).
+        @inline(__always)
+        private static func method(_ method: String) -> String { method }
 
         /// The path (with a leading `/`) and the query of an origin-form target; a fragment is dropped.
         private static func split(_ target: String) -> (path: String, rawQuery: String?) {
@@ -319,7 +318,7 @@ public struct MockRequest: Sendable {
         var operationName: String??
 
         init(method: String, url: String, headers: HTTPHeaders, body: [UInt8]) {
-            self.method = method.asciiUppercased
+            self.method = method
             self.headers = headers
             self.body = body
             // Byte-level parsing, in place: this runs for every request of both transports.

@@ -47,7 +47,7 @@ struct EngineServicesTests {
         ]))
         let big = [UInt8](repeating: 0x61, count: Journal.maxBodyBytes + 10)
         let sent = [
-            MockRequest(method: "post", url: "http://API.example.com:8080/orders/7?x=1&y=%20#frag",
+            MockRequest(method: "POST", url: "http://API.example.com:8080/orders/7?x=1&y=%20#frag",
                         headers: ["Content-Type": "application/json", "X-Long-Header-Name-Here": String(repeating: "v", count: 40), "x-empty": ""],
                         body: Array(#"{"sku":"A1","note":"ünïcode"}"#.utf8)),
             MockRequest(method: "POST", scheme: "https", authority: "[::1]:8443", target: "/orders/8", headers: HTTPHeaders(), body: []),
@@ -253,7 +253,7 @@ struct EngineServicesTests {
     func requests() {
         let r = request("get", "HTTP://Example.COM:8080/a%20b/c?x=1&x=2&flag&y=%C3%A9#frag",
                         headers: ["Cookie": "a=1; b=2", "Host": "ignored"])
-        #expect(r.method == "GET")
+        #expect(r.method == "get")   // as sent: methods are case-sensitive, so never rewritten
         #expect(r.scheme == "http")
         #expect(r.host == "example.com")
         #expect(r.port == 8080)

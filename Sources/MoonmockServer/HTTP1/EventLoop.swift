@@ -516,6 +516,12 @@ final class EventLoop: @unchecked Sendable {
         let isHead = head.method == "HEAD"
         let http10 = head.minorVersion == 0
         let request: MockRequest
+        if head.target == "*" {
+            // `OPTIONS *` (the parser lets no other method have it) asks about the server itself.
+            var headers = HTTPHeaders()
+            headers.add("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
+            return deliver(c, MockResponse(status: 200, headers: headers), head: false, http10: http10)
+        }
         if head.target.utf8.first != UInt8(ascii: "/") && head.target.contains("://") {
             // Absolute form (`GET http://host/path`, as sent to a proxy): the URL names the host.
             request = MockRequest(method: head.method, url: head.target, headers: HTTPHeaders(validatedLines: Array(lines)), body: Array(body))

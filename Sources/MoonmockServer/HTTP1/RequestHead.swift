@@ -17,7 +17,7 @@ struct RequestHead {
     var method: String
     /// The request target as sent (origin form: path and query).
     var target: String
-    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1 (and any later HTTP/1.x, served as 1.1).
     var minorVersion: Int
     /// Where the header lines (checked, up to the blank line) lie in the bytes the head was
     /// parsed from: they are copied only when the request is built, into blocks a server reuses.
@@ -107,15 +107,36 @@ struct RequestHead {
         let minor: Int
         if let known = httpMinor(version) { minor = known } else {
             if version.count == 8 && version.starts(with: "HTTP/".utf8) && isDigit(version[5]) && version[6] == UInt8(ascii: ".") && isDigit(version[7]) {
+                // A later HTTP/1.x is answered as 1.1 (RFC 9110 §2.5); another major version is not ours.
+                if version[5] == UInt8(ascii: "1") { return parse(base, count, position, lines, sp1, sp2, minor: 1, limit: limit, recent: &recent) }
                 return .invalid(status: 505, message: "HTTP version not supported")
             }
             return .invalid(status: 400, message: "malformed HTTP version")
+        }
+        return parse(base, count, position, lines, sp1, sp2, minor: minor, limit: limit, recent: &recent)
+    }
+
+    /// The rest of `parse` once the request line's version is known: the target's form, then the
+    /// header fields.
+    @inline(__always)
+    private static func parse(_ base: UnsafePointer<UInt8>, _ count: Int, _ position: Int, _ lines: (start: Int, end: Int, next: Int),
+                              _ sp1: Int, _ sp2: Int, minor: Int, limit: Int, recent: inout RecentStrings) -> Parse {
+        let lineStart = lines.start
+        // RFC 9112 §3.2: the origin form for every method; the asterisk form for OPTIONS only, the
+        // authority form for CONNECT only (which a mock server does not do), and the absolute form.
+        if base[sp1 + 1] != slash {
+            if let refusal = checkTargetForm(base, lineStart, sp1, sp2) { return refusal }
+        } else if sp1 - lineStart == 7 && spells(base + lineStart, "CONNECT") {
+            return .invalid(status: 501, message: "CONNECT is not supported: Moonmock is not a proxy")
         }
         // The head's parts are locals until the end, then moved into it: a `RequestHead` built
         // early and filled in would be copied (a retain and a release per string) on return.
         let method = common(base, lineStart, sp1), target = recent.target(base, sp1 + 1, sp2)
         var contentLength: Int?, host: String?
         var chunked = false, expectContinue = false
+        var hosts = 0, invalidHost = false
+        // Transfer-Encoding over all its lines: how many `chunked`, and the first other coding.
+        var chunkedCodings = 0, otherCoding: String?
 
         // Header fields: name ":" OWS value OWS.
         var connectionClose = false, connectionKeepAlive = false, transferEncoding = false
@@ -161,23 +182,20 @@ struct RequestHead {
                 }
                 contentLength = length
             case 17 where nameEquals(name, "transfer-encoding"):
-                // Only chunked is understood, and it must come last (RFC 9112 §6.3).
+                // Judged once every line is in (RFC 9112 §6.1: the lines combine into one list).
                 transferEncoding = true
-                var chunkedCount = 0, lastIsChunked = false
                 forEachListElement(value) { coding in
-                    lastIsChunked = equalsLowercased(coding, "chunked")
-                    if lastIsChunked { chunkedCount += 1 }
+                    if equalsLowercased(coding, "chunked") { chunkedCodings += 1 } else if otherCoding == nil {
+                        otherCoding = String(decoding: coding, as: UTF8.self)
+                    }
                 }
-                if !lastIsChunked || chunkedCount > 1 {
-                    return .invalid(status: 501, message: "unsupported Transfer-Encoding '\(String(decoding: value, as: UTF8.self))'")
-                }
-                chunked = true
             case 10 where nameEquals(name, "connection"):
                 forEachListElement(value) { option in
                     if equalsLowercased(option, "close") { connectionClose = true }
                     else if equalsLowercased(option, "keep-alive") { connectionKeepAlive = true }
                 }
-            case 6 where nameEquals(name, "expect"):
+            case 6 where minor == 1 && nameEquals(name, "expect"):
+                // An HTTP/1.0 client's expectation is ignored (RFC 9110 §10.1.1): it gets no 100.
                 guard equalsLowercased(value, "100-continue") else {
                     return .invalid(status: 417, message: "unsupported Expect '\(String(decoding: value, as: UTF8.self))'")
                 }
@@ -185,7 +203,30 @@ struct RequestHead {
             default:
                 break
             }
-            if name.count == 4 && host == nil && nameEquals(name, "host") { host = recent.host(base, valueStart, valueEnd) }
+            if name.count == 4 && nameEquals(name, "host") {
+                hosts += 1
+                host = recent.host(base, valueStart, valueEnd)
+                if host == nil { invalidHost = true }
+            }
+        }
+        // RFC 9112 §3.2: exactly one valid Host in an HTTP/1.1 request; at most one in HTTP/1.0.
+        if hosts > 1 { return .invalid(status: 400, message: "more than one Host field") }
+        if invalidHost { return .invalid(status: 400, message: "invalid Host") }
+        if minor == 1 && (hosts == 0 || host?.isEmpty == true) {
+            return .invalid(status: 400, message: hosts == 0 ? "missing Host (required in HTTP/1.1)" : "empty Host")
+        }
+        if host?.isEmpty == true { host = nil }
+        if transferEncoding {
+            // RFC 9112 §6.1, §6.3: a request body's codings must be one final `chunked`; HTTP/1.0
+            // has no Transfer-Encoding at all.
+            if minor == 0 { return .invalid(status: 400, message: "Transfer-Encoding in an HTTP/1.0 request") }
+            if let otherCoding {
+                return .invalid(status: 501, message: "unsupported transfer coding '\(otherCoding)': only chunked is understood")
+            }
+            if chunkedCodings != 1 {
+                return .invalid(status: 400, message: chunkedCodings == 0 ? "empty Transfer-Encoding" : "chunked applied more than once")
+            }
+            chunked = true
         }
         // The fields are the checked lines themselves, copied when the request is built: names
         // and values become strings only if something reads them (the journal copies the lines).
@@ -197,6 +238,27 @@ struct RequestHead {
                                      contentLength: contentLength, chunked: chunked, keepAlive: keepAlive,
                                      expectContinue: expectContinue, host: host), scan)
     }
+
+    /// A target that does not start with `/`: `nil` for the absolute form (`http://host/path`)
+    /// and for `OPTIONS *`, else the refusal.
+    private static func checkTargetForm(_ base: UnsafePointer<UInt8>, _ lineStart: Int, _ sp1: Int, _ sp2: Int) -> Parse? {
+        let method = UnsafeRawBufferPointer(start: base + lineStart, count: sp1 - lineStart)
+        let target = UnsafeRawBufferPointer(start: base + sp1 + 1, count: sp2 - sp1 - 1)
+        if method.elementsEqual("CONNECT".utf8) {
+            return .invalid(status: 501, message: "CONNECT is not supported: Moonmock is not a proxy")
+        }
+        if target.count == 1 && target[0] == UInt8(ascii: "*") {
+            return method.elementsEqual("OPTIONS".utf8) ? nil : .invalid(status: 400, message: "the asterisk form (*) is only for OPTIONS")
+        }
+        // The absolute form: scheme "://" ...; anything else (the authority form host:port) is CONNECT's.
+        var i = 0
+        while i < target.count && (isAlpha(target[i]) || (i > 0 && (isDigit(target[i]) || target[i] == 0x2B || target[i] == 0x2D || target[i] == 0x2E))) { i += 1 }
+        if i > 0 && target.count > i + 3 && target[i] == colonByte && target[i + 1] == slash && target[i + 2] == slash { return nil }
+        return .invalid(status: 400, message: "malformed request target: origin form (/path) or absolute form (http://host/path) expected")
+    }
+
+    @inline(__always)
+    private static func isAlpha(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
 
     /// The line starting at `from`: its content range (CR stripped) and where the next begins;
     /// `nil` when no LF has arrived yet.
@@ -344,8 +406,53 @@ struct RecentStrings {
         Self.reuse(&lastTarget, base, start, end)
     }
 
-    mutating func host(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String {
-        Self.reuse(&lastHost, base, start, end)
+    /// The `Host` value, or `nil` when it is not `host[:port]` (RFC 3986 reg-name, IPv4 or
+    /// `[IPv6]`). Checked only when it differs from the last one, which was valid.
+    mutating func host(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String? {
+        let n = end - start
+        if lastHost.utf8.count == n && lastHost.withUTF8Bytes({ n == 0 || memcmp($0.baseAddress!, base + start, n) == 0 }) {
+            return lastHost
+        }
+        guard Self.isValidHost(base + start, n) else { return nil }
+        lastHost = String(decoding: UnsafeBufferPointer(start: base + start, count: n), as: UTF8.self)
+        return lastHost
+    }
+
+    /// `uri-host [ ":" port ]` (RFC 9112 §3.2, RFC 3986 §3.2.2): a reg-name or IPv4 address, or
+    /// an IP literal in brackets, then at most five port digits. Empty is valid here (the caller
+    /// decides what an empty `Host` means).
+    static func isValidHost(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        var i = 0
+        if n > 0 && p[0] == 0x5B {   // "["
+            i = 1
+            while i < n && p[i] != 0x5D {   // "]"
+                let b = p[i]
+                guard (b >= 0x30 && b <= 0x39) || ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x66) || b == 0x3A || b == 0x2E else { return false }
+                i += 1
+            }
+            guard i < n, i > 1 else { return false }
+            i += 1
+        } else {
+            // unreserved, sub-delims and "%" (of pct-encoded).
+            let regName: StaticString = """
+                00000000000000000000000000000000\
+                01001111111111101111111111010100\
+                01111111111111111111111111100001\
+                01111111111111111111111111100010
+                """
+            while i < n && p[i] != 0x3A {
+                guard p[i] < 128 && regName.utf8Start[Int(p[i])] == 0x31 else { return false }
+                i += 1
+            }
+        }
+        if i == n { return true }
+        guard p[i] == 0x3A, n - i - 1 <= 5 else { return false }
+        i += 1
+        while i < n {
+            guard p[i] >= 0x30 && p[i] <= 0x39 else { return false }
+            i += 1
+        }
+        return true
     }
 
     @inline(__always)
@@ -359,4 +466,4 @@ struct RecentStrings {
 
 // Literals, not `UInt8(ascii:)`: those would be lazily made globals, each read a `swift_once` call.
 private let cr: UInt8 = 0x0D, lf: UInt8 = 0x0A, space: UInt8 = 0x20, tab: UInt8 = 0x09
-private let colonByte: UInt8 = 0x3A
+private let colonByte: UInt8 = 0x3A, slash: UInt8 = 0x2F
