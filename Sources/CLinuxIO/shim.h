@@ -12,6 +12,8 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 
 // accept4 is declared only under _GNU_SOURCE, which the Glibc module is built without; one
 // prototype lets an accepted socket be non-blocking and close-on-exec in the same call.
@@ -74,6 +76,14 @@ static inline int mm_socket_port(int fd) {
     if (getsockname(fd, (struct sockaddr *)&ss, &length) != 0) return -1;
     if (ss.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
     return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+// Bytes the socket has not yet had acknowledged by the peer (SIOCOUTQ): a slow reader that drains
+// the kernel's queue is making progress even while the server has had no room to write.
+// -1 when it cannot be read.
+static inline int mm_unsent_bytes(int fd) {
+    int n = 0;
+    return ioctl(fd, SIOCOUTQ, &n) == 0 ? n : -1;
 }
 
 #endif

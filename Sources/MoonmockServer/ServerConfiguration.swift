@@ -26,6 +26,14 @@ public struct ServerConfiguration: Sendable {
     public var adminToken: String?
     /// Seconds an idle keep-alive connection stays open.
     public var idleTimeout: Int = 60
+    /// Seconds a request head may take to arrive whole, from its first byte: past it, `408` and
+    /// the connection closes (a client trickling a head byte by byte cannot hold it open).
+    public var headerTimeout: Double = 30
+    /// Seconds a request body may go without a byte arriving: past it, `408` and a close.
+    public var bodyTimeout: Double = 30
+    /// Seconds an answer may go without the client taking a byte of it: past it, the connection
+    /// is dropped and the answer's memory freed (a client that never reads holds nothing).
+    public var sendTimeout: Double = 60
     /// Request log lines.
     public var log: RequestLogMode = .none
     /// Where log lines go (stdout by default).

@@ -49,6 +49,11 @@ enum MoonmockCLI {
       --journal N            requests kept in the journal (default 1000)
       --admin-token TOKEN    require Authorization: Bearer TOKEN for /__moonmock/
       --max-body BYTES       larger request bodies get 413 (default 16777216)
+      --header-timeout S     a request head must arrive whole within S seconds of its
+                             first byte, else 408 and close (default 30)
+      --body-timeout S       a request body may pause at most S seconds (default 30)
+      --send-timeout S       an answer the client takes nothing of for S seconds is
+                             dropped with its connection (default 60)
       --lib DIR              also look for require()d modules in DIR (repeatable)
       --no-watch             do not reload the script when it changes
       --unsafe               lift the sandbox (trusted local scripts only)

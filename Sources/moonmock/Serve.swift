@@ -73,6 +73,16 @@ enum Serve {
                     let v = try value(arg)
                     guard let n = Int(v), n >= 0 else { throw UsageError("--max-body must be a number of bytes, got '\(v)'") }
                     configuration.maxBodyBytes = n
+                case "--header-timeout", "--body-timeout", "--send-timeout":
+                    let v = try value(arg)
+                    guard let seconds = Double(v), seconds > 0, seconds.isFinite else {
+                        throw UsageError("\(arg) must be a number of seconds, got '\(v)'")
+                    }
+                    switch arg {
+                    case "--header-timeout": configuration.headerTimeout = seconds
+                    case "--body-timeout": configuration.bodyTimeout = seconds
+                    default: configuration.sendTimeout = seconds
+                    }
                 case "--no-watch": watch = false; i += 1
                 case "--bundle": bundle = try value(arg)
                 default:
@@ -148,6 +158,7 @@ enum Serve {
             let outcome = host.reload()
             return .init(ok: outcome.ok, message: outcome.message, rules: host.status.rules)
         }
+        raiseDescriptorLimit()
         let server = MoonmockServer(engine: engine, configuration: configuration, reload: reload,
                                     scriptStatus: { host.status.json })
         do {
@@ -166,6 +177,16 @@ enum Serve {
         say("moonmock: stopping (draining \(server.requestsInFlight) request(s))")
         server.stop(drainSeconds: 5)
         return 0
+    }
+
+    /// Raises the soft limit on open descriptors to the hard one: every connection is one, and
+    /// the default soft limit (1,024) is reached by a load test or a few hundred slow clients.
+    /// At whatever limit, the server sheds its longest-waiting idle connections to take in new ones.
+    static func raiseDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     /// "2 VMs" or "1 VM".

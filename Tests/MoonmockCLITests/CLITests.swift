@@ -57,6 +57,11 @@ struct CLITests {
       --journal N            requests kept in the journal (default 1000)
       --admin-token TOKEN    require Authorization: Bearer TOKEN for /__moonmock/
       --max-body BYTES       larger request bodies get 413 (default 16777216)
+      --header-timeout S     a request head must arrive whole within S seconds of its
+                             first byte, else 408 and close (default 30)
+      --body-timeout S       a request body may pause at most S seconds (default 30)
+      --send-timeout S       an answer the client takes nothing of for S seconds is
+                             dropped with its connection (default 60)
       --lib DIR              also look for require()d modules in DIR (repeatable)
       --no-watch             do not reload the script when it changes
       --unsafe               lift the sandbox (trusted local scripts only)
@@ -90,7 +95,7 @@ struct CLITests {
     @Test("usage errors exit 64 with a usage line", arguments: [
         [], ["frobnicate"], ["check"], ["check", "a.lua", "b.lua"], ["check", "--bogus", "a.lua"],
         ["request", "examples/mocks.lua", "GET"], ["request", "examples/mocks.lua", "GET", "/x", "-H", "novalue"],
-        ["serve", "--port", "99999"], ["serve", "--log", "loud"], ["serve", "--tls-cert", "c.pem"], ["serve", "--tls", "bogus"], ["serve", "--tls-name", "a.test"], ["serve", "a.lua", "b.lua"],
+        ["serve", "--port", "99999"], ["serve", "--log", "loud"], ["serve", "--tls-cert", "c.pem"], ["serve", "--tls", "bogus"], ["serve", "--header-timeout", "soon"], ["serve", "--send-timeout", "0"], ["serve", "--tls-name", "a.test"], ["serve", "a.lua", "b.lua"],
     ])
     func usageErrors(_ arguments: [String]) throws {
         let r = try CLIRunner.run(arguments)
@@ -254,6 +259,59 @@ struct ServeCommandTests {
         #expect(process.terminationStatus == 0)
     }
 
+    @Test("at its descriptor limit, serve sheds the clients that have waited longest for a head and keeps serving")
+    func descriptorLimit() async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        // `ulimit -n` sets the hard limit too: the server cannot raise it past 64.
+        process.arguments = ["-c", "ulimit -n 64 && exec \"$0\" serve examples/mocks.lua --port 0 --no-watch", CLIRunner.binary.path]
+        process.currentDirectoryURL = CLIRunner.packageRoot
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var text = ""
+        while !text.contains("\n") {
+            let data = out.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        let port = try #require(text.split(separator: "\n").first?.split(separator: ":").last.flatMap { Int($0) })
+        // 100 clients that start a head and never finish it: more than the server has descriptors.
+        var slow: [Int32] = []
+        defer { slow.forEach { close($0) } }
+        for _ in 0..<100 {
+            let fd = rawConnect(port)
+            if fd < 0 { continue }
+            _ = write(fd, "GET /users/1 HTTP/1.1\r\nHost: x\r\n", 33)
+            slow.append(fd)
+        }
+        usleep(300_000)
+        // A normal client is still served, promptly.
+        let started = Date()
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = ["-s", "--max-time", "5", "http://127.0.0.1:\(port)/users/7"]
+        let body = Pipe()
+        curl.standardOutput = body
+        try curl.run()
+        let data = body.fileHandleForReading.readDataToEndOfFile()
+        curl.waitUntilExit()
+        #expect(String(decoding: data, as: UTF8.self) == #"{"id":7,"name":"User 7"}"#)
+        #expect(Date().timeIntervalSince(started) < 3)
+        // The ones shed were told why.
+        var told = 0
+        for fd in slow {
+            var tv = timeval(tv_sec: 0, tv_usec: 20_000)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            var buffer = [UInt8](repeating: 0, count: 512)
+            let n = read(fd, &buffer, buffer.count)
+            if n > 0 && String(decoding: buffer[0..<n], as: UTF8.self).hasPrefix("HTTP/1.1 408") { told += 1 }
+        }
+        #expect(told > 0)
+    }
+
     @Test("serve runs one worker per Lua VM unless --threads says otherwise; by default a VM per core when the script allows")
     func workers() async throws {
         let cores = ProcessInfo.processInfo.activeProcessorCount
@@ -408,4 +466,17 @@ struct ConvertCommandTests {
         #expect(r.status == 64)
         #expect(r.stderr.contains("usage: moonmock convert"))
     }
+}
+
+/// A TCP connection to 127.0.0.1:`port`, or -1.
+func rawConnect(_ port: Int) -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = in_port_t(UInt16(port).bigEndian)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    if rc != 0 { close(fd); return -1 }
+    return fd
 }

@@ -1,0 +1,135 @@
+import CLinuxIO
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import MoonmockCore
+
+/// Answering: a response, or its fault acted out on the wire.
+extension EventLoop {
+    // MARK: answering
+
+    /// Sends `response`, or acts out its fault on the wire:
+    /// - `connection_reset` (and a Swift `failure(error)` stub, which cannot travel): a TCP RST;
+    /// - `empty_response`: the connection closes without a byte (over TLS, after close_notify);
+    /// - `malformed_chunk`: half the body in a chunk, then the stream breaks off;
+    /// - `timeout`: the connection is held, never answered, until the client leaves or the server stops;
+    /// - `dribble`: the body at N bytes per second, in slices sent from the loop's timers.
+    func deliver(_ c: Connection, _ response: MockResponse, head: Bool, http10: Bool) {
+        if response.fault != nil && c.corked {
+            // Answers to earlier pipelined requests leave before the fault is acted out.
+            sendPending(c)
+            if c.closed { return }
+        }
+        switch response.fault {
+        case nil:
+            send(c, response, head: head, http10: http10)
+        case .connectionReset?, .error?:
+            // SO_LINGER {on, 0}: close sends a RST instead of a FIN.
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            c.tlsFailed = true   // no close_notify before the reset
+            closeConnection(c)
+        case .emptyResponse?:
+            closeConnection(c)
+        case .timeout?:
+            if stopping { return closeConnection(c) }
+            c.state = .held
+        case .malformedChunk?:
+            // Half the body in a proper chunk, then the stream breaks off without its last chunk.
+            let body = response.body.isEmpty ? Array("{\"partial\":".utf8) : response.body
+            let half = max(1, body.count / 2)
+            output.removeAll(keepingCapacity: true)
+            ResponseHead.append(status: response.status, headers: response.headers, framing: .chunked, connection: .close,
+                                date: clock.now(), lines: statusLines, fields: fieldBytes, into: &output)
+            ResponseHead.appendHex(half, into: &output)
+            ResponseHead.append("\r\n", into: &output)
+            output.append(contentsOf: body[0..<half])
+            ResponseHead.append("\r\n", into: &output)
+            c.keepAlive = false
+            write(c, output)
+            finishRequest(c)
+        case .dribble(let bytesPerSecond)?:
+            Self.setTCPOption(c.fd, TCP_NODELAY, 1)   // each slice leaves at once, not when the previous one is acknowledged
+            output.removeAll(keepingCapacity: true)
+            let keepAlive = c.keepAlive && !stopping
+            ResponseHead.append(status: response.status, headers: response.headers, framing: .length(response.body.count),
+                                connection: keepAlive ? (http10 ? .keepAlive10 : .keepAlive11) : .close,
+                                date: clock.now(), lines: statusLines, fields: fieldBytes, into: &output)
+            write(c, output)
+            if c.closed { return }
+            c.state = .dribbling(head ? [] : response.body, 0, max(1, bytesPerSecond))
+            dribble(c)
+        }
+    }
+
+    /// `100 Continue`: the client waits for it before sending the body it announced.
+    func sendContinue(_ c: Connection) {
+        output.removeAll(keepingCapacity: true)
+        ResponseHead.append("HTTP/1.1 100 Continue\r\n\r\n", into: &output)
+        write(c, output)
+    }
+
+    /// Writes a whole response and finishes the request.
+    func send(_ c: Connection, _ response: MockResponse, head: Bool, http10: Bool) {
+        let keepAlive = c.keepAlive && !stopping
+        c.keepAlive = keepAlive
+        let noBody = HTTPStatus.hasNoContent(response.status)
+        let framing: ResponseHead.Framing = noBody ? .none : .length(response.body.count)
+        if keepAlive {
+            // Written straight into the connection's output, and sent at the end of the turn
+            // with the turn's other answers (``flushCorked()``).
+            ResponseHead.append(status: response.status, headers: response.headers, framing: framing,
+                                connection: http10 ? .keepAlive10 : .keepAlive11,
+                                date: clock.now(), lines: statusLines, fields: fieldBytes, into: &c.pending)
+            // (Appending from buffers: appending the arrays themselves retains and releases them.)
+            if !head && !noBody { response.body.withUnsafeBufferPointer { c.pending.append(contentsOf: $0) } }
+            if !c.corked {
+                c.corked = true
+                corked.append(c)
+            }
+            return finishRequest(c)
+        }
+        output.removeAll(keepingCapacity: true)
+        ResponseHead.append(status: response.status, headers: response.headers, framing: framing, connection: .close,
+                            date: clock.now(), lines: statusLines, fields: fieldBytes, into: &output)
+        if !head && !noBody { response.body.withUnsafeBufferPointer { output.append(contentsOf: $0) } }
+        // A last response is held back (MSG_MORE) until the close right after it, so the FIN
+        // leaves in the same segment as the data: one packet less for each side to handle.
+        write(c, output, more: !keepAlive)
+        finishRequest(c)
+    }
+
+    /// The next slice of a dribbled body, then a timer for the one after.
+    func dribble(_ c: Connection) {
+        guard case .dribbling(let body, let offset, let bytesPerSecond) = c.state else { return }
+        if offset >= body.count {
+            c.state = .head
+            finishRequest(c)
+            return
+        }
+        let slice = max(1, min(bytesPerSecond / 10, body.count - offset))
+        write(c, Array(body[offset..<(offset + slice)]))
+        if c.closed { return }
+        c.state = .dribbling(body, offset + slice, bytesPerSecond)
+        schedule(c, after: Double(slice) / Double(bytesPerSecond))
+    }
+
+    /// The request's answer has been handed over: the connection reads the next one, or closes.
+    func finishRequest(_ c: Connection) {
+        if c.active {
+            c.active = false
+            inFlight.subtract(1, ordering: .relaxed)
+        }
+        if c.closed { return }
+        if !c.keepAlive {
+            if c.pending.isEmpty { closeConnection(c) } else { c.closeWhenFlushed = true }
+            return
+        }
+        c.state = .head
+        if c.readPaused {
+            c.readPaused = false
+            updateInterest(c)
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import CLinuxIO
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import MoonmockCore
+
+/// Writing: answers into the socket (or its TLS session), the rest kept until it drains.
+extension EventLoop {
+    // MARK: writing
+
+    /// Sends `bytes` now, or queues what the socket does not take and waits for it to drain.
+    /// `more`: the connection closes right after these bytes (MSG_MORE; the close pushes them).
+    func write(_ c: Connection, _ bytes: [UInt8], more: Bool = false) {
+        if c.closed { return }
+        if !c.pending.isEmpty {
+            c.pending.append(contentsOf: bytes)
+            return
+        }
+        let sent = bytes.withUnsafeBytes { sendAll(c, $0, more: more) }
+        if sent == bytes.count { return }
+        if errno != EAGAIN && errno != EWOULDBLOCK { return closeConnection(c) }
+        c.pending = Array(bytes[sent...])
+        updateInterest(c)
+    }
+
+    /// Sends as much of `bytes` as the socket takes; returns how much that was (`errno` tells why
+    /// it stopped short).
+    func sendAll(_ c: Connection, _ bytes: UnsafeRawBufferPointer, more: Bool) -> Int {
+        // The send timeout counts from an answer's last progress, or from when it began to wait.
+        if c.pending.isEmpty { c.lastSent = turnStarted }
+        var sent = 0
+        defer { if sent > 0 { c.lastSent = turnStarted } }
+        if let session = c.tls {
+            while sent < bytes.count {
+                let n = session.write(bytes.baseAddress! + sent, bytes.count - sent)
+                if n > 0 { sent += n; continue }
+                switch TLSSession.Outcome(n) {
+                case .wantWrite, .wantRead: errno = EAGAIN
+                case .closed, .failed:
+                    c.tlsFailed = true
+                    errno = EPIPE
+                }
+                break
+            }
+            return sent
+        }
+        while sent < bytes.count {
+            let n = mm_io_send(c.fd, bytes.baseAddress! + sent, bytes.count - sent,
+                               Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0))
+            if n > 0 { sent += n; continue }
+            if n < 0 && errno == EINTR { continue }
+            break
+        }
+        return sent
+    }
+
+    /// Sends the answers this turn has produced. Writing them one after another at the end of the
+    /// turn, rather than each as soon as it is ready, means that a client waiting on several
+    /// connections (a load generator, a browser, an app's connection pool) is woken once for the
+    /// batch instead of once per answer, and that pipelined answers leave in one `send`. The
+    /// wakeups are kernel work charged to the sender: with `wrk -c32` on GraphQL keep-alive this
+    /// took about 1 µs of kernel time off each request and added ~10% throughput. An answer waits
+    /// at most for the rest of its turn; when the loop is quiet, a turn is that one request.
+    func flushCorked() {
+        guard !corked.isEmpty else { return }
+        var i = 0
+        while i < corked.count {   // by index: a connection that resumes reading may cork again
+            let c = corked[i]
+            i += 1
+            if c.corked { sendPending(c) }
+        }
+        corked.removeAll(keepingCapacity: true)
+    }
+
+    /// Sends a corked connection's `pending` bytes now; what the socket does not take waits for
+    /// `EPOLLOUT` as any other unsent output does.
+    func sendPending(_ c: Connection) {
+        c.corked = false
+        if c.closed || c.pending.isEmpty { return }
+        let sent = c.pending.withUnsafeBytes { sendAll(c, $0, more: c.closeWhenFlushed) }
+        if sent == c.pending.count {
+            c.pending.removeAll(keepingCapacity: c.pending.capacity <= Self.keptOutputCapacity)
+            return drained(c)
+        }
+        if errno != EAGAIN && errno != EWOULDBLOCK { return closeConnection(c) }
+        c.pending.removeFirst(sent)
+        updateInterest(c)
+    }
+
+    func flush(_ c: Connection) {
+        let pending = c.pending
+        c.pending = []
+        write(c, pending)
+        if !c.closed && c.pending.isEmpty { drained(c) }
+    }
+
+    /// All of a connection's output has left: it closes if that was its last answer, or reads
+    /// again if it had stopped for the output to drain.
+    func drained(_ c: Connection) {
+        if c.closeWhenFlushed { return closeConnection(c) }
+        if c.readPaused && c.isReading && !c.peerClosed {
+            c.readPaused = false
+            updateInterest(c)
+            resume(c)
+        } else {
+            updateInterest(c)
+        }
+    }
+
+    func updateInterest(_ c: Connection) {
+        // Once the client has finished sending, its side stays readable (EOF): not watched.
+        var mask = Connection.edgeTriggered | (c.peerClosed ? 0 : EPOLLRDHUP.rawValue)
+        if !c.readPaused && !c.peerClosed { mask |= EPOLLIN.rawValue }
+        if !c.pending.isEmpty || c.tlsReadWantsWrite { mask |= EPOLLOUT.rawValue }
+        if mask != c.interest {
+            c.interest = mask
+            if c.registered { watch(c.fd, mask, add: false) }
+        }
+    }
+
+    func closeConnection(_ c: Connection) {
+        guard !c.closed else { return }
+        c.closed = true
+        if c.active {
+            c.active = false
+            inFlight.subtract(1, ordering: .relaxed)
+        }
+        if let session = c.tls {
+            session.free(graceful: !c.tlsFailed)
+            c.tls = nil
+        }
+        // Closing the only descriptor of the socket also takes it out of the epoll set.
+        close(c.fd)
+        connections[Int(c.fd)] = nil
+        connectionCount.subtract(1, ordering: .relaxed)
+    }
+}
