@@ -35,7 +35,26 @@ public final class RequestContext: @unchecked Sendable {
         borrowedRule?._withUnsafeGuaranteedRef { $0.graphQLOperation != nil } ?? false
     }
 
-    public func log(_ line: String) { logs.append(line) }
+    /// Adds a `mock.log` / `print` line. A request keeps at most ``logLimitBytes`` of them (a
+    /// handler logging in a loop cannot fill the journal's memory): past it the lines are cut,
+    /// and a last line says so.
+    public func log(_ line: String) {
+        guard loggedBytes < Self.logLimitBytes else { return }
+        let room = Self.logLimitBytes - loggedBytes
+        if line.utf8.count <= room {
+            loggedBytes += line.utf8.count
+            logs.append(line)
+            return
+        }
+        loggedBytes = Self.logLimitBytes
+        let kept = String(decoding: line.utf8.prefix(room), as: UTF8.self)
+        if !kept.isEmpty { logs.append(kept) }
+        logs.append("… (log output cut: a request keeps at most \(Self.logLimitBytes / 1024) KiB of it)")
+    }
+
+    /// The most `mock.log` output one request keeps.
+    public static let logLimitBytes = 64 * 1024
+    private var loggedBytes = 0
 
     /// A context for code that runs while matching (a `when` predicate), before a rule is chosen.
     public static func probe(request: MockRequest, params: [String: String], engine: Engine) -> RequestContext {

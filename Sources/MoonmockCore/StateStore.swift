@@ -46,35 +46,89 @@ public final class StateStore: Sendable {
         public var description: String { "state key '\(key)' does not hold a number" }
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
-    private let clock: @Sendable () -> Double
+    /// A write that would take the store past ``limitBytes``.
+    public struct LimitExceeded: Error, CustomStringConvertible {
+        public let key: String
+        public let limitBytes: Int
+        public var description: String {
+            "mock.state is full: storing '\(key)' would pass its limit of \(limitBytes) bytes (moonmock serve --state-limit); delete keys, give them a ttl, or flush"
+        }
+    }
 
-    public init(clock: @escaping @Sendable () -> Double = MockEnvironment.system.now) {
+    private struct Store {
+        var entries: [String: Entry] = [:]
+        /// What the entries take, as ``StateStore/size(_:_:)`` counts it.
+        var bytes = 0
+
+        mutating func put(_ key: String, _ entry: Entry?, limit: Int, now: Double) throws {
+            let old = entries[key].map { StateStore.size(key, $0.value) } ?? 0
+            let new = entry.map { StateStore.size(key, $0.value) } ?? 0
+            if new > old && bytes - old + new > limit {
+                purgeExpired(now)
+                let old = entries[key].map { StateStore.size(key, $0.value) } ?? 0
+                if bytes - old + new > limit { throw LimitExceeded(key: key, limitBytes: limit) }
+            }
+            bytes += new - (entries[key].map { StateStore.size(key, $0.value) } ?? 0)
+            entries[key] = entry
+        }
+
+        mutating func purgeExpired(_ now: Double) {
+            for (key, entry) in entries where entry.expires.map({ $0 <= now }) ?? false {
+                bytes -= StateStore.size(key, entry.value)
+                entries[key] = nil
+            }
+        }
+    }
+
+    private let store = Mutex(Store())
+    private let clock: @Sendable () -> Double
+    /// The most the keys and values may take, in bytes (each entry counts its key's and string
+    /// value's UTF-8 bytes plus 48).
+    public let limitBytes: Int
+
+    /// `limitBytes` bounds the store (64 MiB by default): a script that stores without end
+    /// gets a clear error instead of taking the process's memory.
+    public init(clock: @escaping @Sendable () -> Double = MockEnvironment.system.now, limitBytes: Int = 64 << 20) {
         self.clock = clock
+        self.limitBytes = limitBytes
+    }
+
+    static func size(_ key: String, _ value: StateValue) -> Int {
+        if case .string(let s) = value { return key.utf8.count + s.utf8.count + 48 }
+        return key.utf8.count + 48
+    }
+
+    /// What the live entries take now, in bytes.
+    public var bytesUsed: Int {
+        let now = clock()
+        return store.withLock { s in
+            s.purgeExpired(now)
+            return s.bytes
+        }
     }
 
     public func get(_ key: String) -> StateValue? {
         let now = clock()
-        return entries.withLock { e in
-            guard let entry = e[key] else { return nil }
-            if let exp = entry.expires, exp <= now { e[key] = nil; return nil }
+        return store.withLock { s in
+            guard let entry = s.entries[key] else { return nil }
+            if let exp = entry.expires, exp <= now { try? s.put(key, nil, limit: limitBytes, now: now); return nil }
             return entry.value
         }
     }
 
-    /// Sets or (with `nil`) deletes; `ttl` in seconds.
-    public func set(_ key: String, _ value: StateValue?, ttl: Double? = nil) {
-        let expires = ttl.map { clock() + $0 }
-        entries.withLock { $0[key] = value.map { Entry(value: $0, expires: expires) } }
+    /// Sets or (with `nil`) deletes; `ttl` in seconds. Throws ``LimitExceeded`` when the store is full.
+    public func set(_ key: String, _ value: StateValue?, ttl: Double? = nil) throws {
+        let now = clock()
+        try store.withLock { try $0.put(key, value.map { Entry(value: $0, expires: ttl.map { now + $0 }) }, limit: limitBytes, now: now) }
     }
 
     /// Sets only when absent; returns whether it did.
     @discardableResult
-    public func add(_ key: String, _ value: StateValue, ttl: Double? = nil) -> Bool {
+    public func add(_ key: String, _ value: StateValue, ttl: Double? = nil) throws -> Bool {
         let now = clock()
-        return entries.withLock { e in
-            if let entry = e[key], entry.expires.map({ $0 > now }) ?? true { return false }
-            e[key] = Entry(value: value, expires: ttl.map { now + $0 })
+        return try store.withLock { s in
+            if let entry = s.entries[key], entry.expires.map({ $0 > now }) ?? true { return false }
+            try s.put(key, Entry(value: value, expires: ttl.map { now + $0 }), limit: limitBytes, now: now)
             return true
         }
     }
@@ -83,10 +137,10 @@ public final class StateStore: Sendable {
     @discardableResult
     public func incr(_ key: String, by: StateValue = .integer(1), initial: StateValue = .integer(0)) throws -> StateValue {
         let now = clock()
-        return try entries.withLock { e in
+        return try store.withLock { s in
             var current = initial
             var expires: Double?
-            if let entry = e[key], entry.expires.map({ $0 > now }) ?? true {
+            if let entry = s.entries[key], entry.expires.map({ $0 > now }) ?? true {
                 current = entry.value
                 expires = entry.expires
             }
@@ -98,13 +152,20 @@ public final class StateStore: Sendable {
             case (.double(let a), .double(let b)): next = .double(a + b)
             default: throw NotANumber(key: key)
             }
-            e[key] = Entry(value: next, expires: expires)
+            try s.put(key, Entry(value: next, expires: expires), limit: limitBytes, now: now)
             return next
         }
     }
 
     @discardableResult
-    public func delete(_ key: String) -> Bool { entries.withLock { $0.removeValue(forKey: key) != nil } }
+    public func delete(_ key: String) -> Bool {
+        let now = clock()
+        return store.withLock { s in
+            guard s.entries[key] != nil else { return false }
+            try? s.put(key, nil, limit: limitBytes, now: now)
+            return true
+        }
+    }
 
     /// Live keys, sorted.
     public func keys() -> [String] { snapshot().keys.sorted() }
@@ -112,11 +173,11 @@ public final class StateStore: Sendable {
     /// Every live key and value.
     public func snapshot() -> [String: StateValue] {
         let now = clock()
-        return entries.withLock { e in
-            e = e.filter { $0.value.expires.map { $0 > now } ?? true }
-            return e.mapValues(\.value)
+        return store.withLock { s in
+            s.purgeExpired(now)
+            return s.entries.mapValues(\.value)
         }
     }
 
-    public func flush() { entries.withLock { $0.removeAll() } }
+    public func flush() { store.withLock { $0 = Store() } }
 }

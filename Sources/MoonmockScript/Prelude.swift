@@ -253,8 +253,9 @@ end
 
 -- host services
 local state = {}
+local state_proxy   -- the read-only face of `state` (below), what `mock.state:get(...)` passes
 local function self_arg(first, ...)
-  if rawequal(first, state) then return ... end
+  if rawequal(first, state) or rawequal(first, state_proxy) then return ... end
   return first, ...
 end
 for _, name in ipairs { "get", "set", "add", "incr", "delete", "keys", "flush" } do
@@ -306,6 +307,33 @@ require = function(name)
   return result
 end
 
-return mock
+-- Handlers run again and again in one VM: a handler that set `mock.text = nil` would break every
+-- later request. So `mock`, `mock.json` and `mock.state` are read-only faces of the real tables.
+-- (Told apart by their metatable's __metatable: a table keyed by them would be load-time state
+-- the VM-sharing check looks into.)
+local FROZEN = "the read-only mock API"
+local function freeze(t, name, call)
+  return setmetatable({}, {
+    __index = t,
+    __newindex = function(_, k)
+      error(where() .. name .. " is read-only (setting " .. name .. "." .. tostring(k)
+        .. "): keep your own values in locals of the script or in mock.state", 0)
+    end,
+    __pairs = function() return next, t, nil end,
+    __call = call,
+    __metatable = FROZEN,
+  })
+end
+mock.json = freeze(json, "mock.json", function(_, ...) return json(...) end)
+state_proxy = freeze(state, "mock.state")
+mock.state = state_proxy
+if rawset then
+  local raw_set = rawset
+  rawset = function(t, k, v)
+    if getmetatable(t) == FROZEN then error(where() .. "rawset cannot change the read-only mock API", 0) end
+    return raw_set(t, k, v)
+  end
+end
+return freeze(mock, "mock")
 """#
 }

@@ -128,13 +128,13 @@ extension ScriptGeneration {
         }
         vm.setFunction("state_set", in: H) { stack in
             let key = try stack.checkString(1, "key")
-            state.set(key, try stateValue(at: 2, stack), ttl: stack.number(at: 3))
+            try state.set(key, try stateValue(at: 2, stack), ttl: stack.number(at: 3))
             return 0
         }
         vm.setFunction("state_add", in: H) { stack in
             let key = try stack.checkString(1, "key")
             guard let value = try stateValue(at: 2, stack) else { throw LuaError.host("state:add needs a value") }
-            stack.push(state.add(key, value, ttl: stack.number(at: 3)))
+            stack.push(try state.add(key, value, ttl: stack.number(at: 3)))
             return 1
         }
         vm.setFunction("state_incr", in: H) { stack in
@@ -142,6 +142,7 @@ extension ScriptGeneration {
             let by = stack.isNil(at: 2) ? StateValue.integer(1) : try number(at: 2, stack, "increment")
             let initial = stack.isNil(at: 3) ? StateValue.integer(0) : try number(at: 3, stack, "initial value")
             do { pushState(try state.incr(key, by: by, initial: initial), stack); return 1 }
+            catch let full as StateStore.LimitExceeded { throw full }   // raised: a full store is no value to test
             catch { stack.pushNil(); stack.push(message(error)); return 2 }
         }
         vm.setFunction("state_delete", in: H) { stack in

@@ -32,8 +32,13 @@ enum SharingCheck {
     for _, lib in ipairs { "string", "math", "table", "utf8", "os", "coroutine", "io", "debug" } do
       if type(G[lib]) == "table" then p[lib] = copy(G[lib]) end
     end
-    p.mock, p.json, p.state = copy(mock), copy(mock.json), copy(mock.state)
-    local jm = getmeta(mock.json)
+    -- `mock`, `mock.json` and `mock.state` are read-only faces whose __pairs lists the real tables.
+    local function copyFace(t) local c = {}; for k, v in pairs(t) do c[k] = v end; return c end
+    p.mock, p.json, p.state = copyFace(mock), copyFace(mock.json), copyFace(mock.state)
+    p.faces = { mock, mock.json, mock.state }
+    local face = getmeta(mock.json)
+    local real = face and rawget(face, "__index")
+    local jm = type(real) == "table" and getmeta(real) or face
     p.jsonCall = jm and rawget(jm, "__call")
     return p
     """#
@@ -397,6 +402,20 @@ trusted[mock.json] = function(args)   -- the table, called
   return builder(rest)
 end
 if pristine.jsonCall then trusted[pristine.jsonCall] = builder end
+-- The read-only faces of mock, mock.json and mock.state: setting a field fails the request in
+-- every VM alike; calling mock.json builds; iterating follows the real table's order.
+for _, face in ipairs(pristine.faces or {}) do
+  local mt = getmeta(face)
+  if type(mt) == "table" then
+    if rawget(mt, "__newindex") then trusted[rawget(mt, "__newindex")] = hostService end
+    if rawget(mt, "__pairs") then trusted[rawget(mt, "__pairs")] = function() orderFail() end end
+    if rawget(mt, "__call") then trusted[rawget(mt, "__call")] = function(args)
+      local rest = {}
+      for i = 2, #args do rest[#rest + 1] = args[i] end
+      return builder(rest)
+    end end
+  end
+end
 local json0 = pristine.json
 for _, k in ipairs { "encode", "decode" } do if json0[k] then trusted[json0[k]] = hostService end end
 if json0.array then trusted[json0.array] = function(args)

@@ -47,6 +47,8 @@ enum MoonmockCLI {
                              localhost, 127.0.0.1 and ::1 always are)
       --log MODE             request lines: none, compact or verbose (default none)
       --journal N            requests kept in the journal (default 1000)
+      --state-limit BYTES    the most mock.state may hold; a write past it is a Lua error
+                             (default 67108864)
       --admin-token TOKEN    require Authorization: Bearer TOKEN for /__moonmock/
       --max-body BYTES       larger request bodies get 413 (default 16777216)
       --header-timeout S     a request head must arrive whole within S seconds of its

@@ -13,6 +13,7 @@ enum Serve {
         var configuration = ServerConfiguration()
         var script: String?
         var journal = 1000
+        var stateLimit = 64 << 20
         let cores = ServerConfiguration().threads
         // Automatic VMs leave a core to the client: a mock server shares its machine with the
         // tests or the app calling it (on two cores with wrk on the same machine, one worker
@@ -83,6 +84,10 @@ enum Serve {
                     case "--body-timeout": configuration.bodyTimeout = seconds
                     default: configuration.sendTimeout = seconds
                     }
+                case "--state-limit":
+                    let v = try value(arg)
+                    guard let n = Int(v), n > 0 else { throw UsageError("--state-limit must be a number of bytes, got '\(v)'") }
+                    stateLimit = n
                 case "--no-watch": watch = false; i += 1
                 case "--bundle": bundle = try value(arg)
                 default:
@@ -134,7 +139,7 @@ enum Serve {
         }
 
         let file = script ?? "mocks.lua"
-        let engine = Engine(journalCapacity: journal)
+        let engine = Engine(journalCapacity: journal, state: StateStore(limitBytes: stateLimit))
         let host: ScriptHost
         do {
             let log: @Sendable (String) -> Void = { MoonmockCLI.printError("moonmock: " + $0) }

@@ -55,6 +55,8 @@ struct CLITests {
                              localhost, 127.0.0.1 and ::1 always are)
       --log MODE             request lines: none, compact or verbose (default none)
       --journal N            requests kept in the journal (default 1000)
+      --state-limit BYTES    the most mock.state may hold; a write past it is a Lua error
+                             (default 67108864)
       --admin-token TOKEN    require Authorization: Bearer TOKEN for /__moonmock/
       --max-body BYTES       larger request bodies get 413 (default 16777216)
       --header-timeout S     a request head must arrive whole within S seconds of its
@@ -95,7 +97,7 @@ struct CLITests {
     @Test("usage errors exit 64 with a usage line", arguments: [
         [], ["frobnicate"], ["check"], ["check", "a.lua", "b.lua"], ["check", "--bogus", "a.lua"],
         ["request", "examples/mocks.lua", "GET"], ["request", "examples/mocks.lua", "GET", "/x", "-H", "novalue"],
-        ["serve", "--port", "99999"], ["serve", "--log", "loud"], ["serve", "--tls-cert", "c.pem"], ["serve", "--tls", "bogus"], ["serve", "--header-timeout", "soon"], ["serve", "--send-timeout", "0"], ["serve", "--tls-name", "a.test"], ["serve", "a.lua", "b.lua"],
+        ["serve", "--port", "99999"], ["serve", "--log", "loud"], ["serve", "--tls-cert", "c.pem"], ["serve", "--tls", "bogus"], ["serve", "--state-limit", "-1"], ["serve", "--header-timeout", "soon"], ["serve", "--send-timeout", "0"], ["serve", "--tls-name", "a.test"], ["serve", "a.lua", "b.lua"],
     ])
     func usageErrors(_ arguments: [String]) throws {
         let r = try CLIRunner.run(arguments)

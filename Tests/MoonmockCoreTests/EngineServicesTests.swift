@@ -189,9 +189,9 @@ struct EngineServicesTests {
         let state = StateStore(clock: { clock.now })
         #expect(try state.incr("n", by: .integer(1), initial: .integer(0)) == .integer(1))
         #expect(try state.incr("n", by: .integer(2)) == .integer(3))
-        #expect(state.add("once", .bool(true)))
-        #expect(!state.add("once", .bool(false)))
-        state.set("token", .string("abc"), ttl: 10)
+        #expect(try state.add("once", .bool(true)))
+        #expect(try !state.add("once", .bool(false)))
+        try state.set("token", .string("abc"), ttl: 10)
         #expect(state.get("token") == .string("abc"))
         clock.now += 11
         #expect(state.get("token") == nil)
@@ -231,11 +231,32 @@ struct EngineServicesTests {
         #expect((0..<5).map { _ in a.next() } == (0..<5).map { _ in b.next() })
     }
 
+    @Test("state has a size limit: a write past it fails with a clear error, deletes and expiries make room")
+    func stateLimit() throws {
+        let clock = ManualClock()
+        let state = StateStore(clock: { clock.now }, limitBytes: 1000)
+        try state.set("a", .string(String(repeating: "x", count: 400)))
+        try state.set("b", .string(String(repeating: "y", count: 400)), ttl: 5)
+        let error = #expect(throws: StateStore.LimitExceeded.self) { try state.set("c", .string(String(repeating: "z", count: 400))) }
+        #expect(error?.description.contains("mock.state is full") == true && error?.description.contains("1000 bytes") == true)
+        #expect(state.get("c") == nil)
+        #expect(throws: StateStore.LimitExceeded.self) { try state.add("c", .string(String(repeating: "z", count: 400))) }
+        // Replacing a value with a smaller one, numbers and deletes always fit.
+        try state.set("a", .string("small"))
+        try state.set("c", .string(String(repeating: "z", count: 400)))
+        #expect(state.bytesUsed <= 1000)
+        clock.now += 6   // "b" expires: its room is free again
+        try state.set("d", .string(String(repeating: "w", count: 400)))
+        #expect(state.keys() == ["a", "c", "d"])
+        state.flush()
+        #expect(state.bytesUsed == 0)
+    }
+
     @Test("templates look values up and escape them for JSON")
     func templates() throws {
         let env = MockEnvironment.fixed(now: 0, uuids: ["id-1"])
         let state = StateStore(clock: env.now)
-        state.set("plan", .string("pro"))
+        try state.set("plan", .string("pro"))
         let t = try Template(#"{"id":"{{uuid}}","sku":"{{ req.json.sku }}","first":{{req.json.items.1}},"q":"{{req.query.q}}","p":"{{req.params.id}}","plan":"{{state.plan}}","h":"{{req.headers.x-a}}"}"#)
         let req = request("POST", "http://h/o/9?q=a+b", headers: ["X-A": "1"], body: #"{"sku":"A\"B","items":[{"n":1}]}"#)
         let out = t.render(request: req, params: ["id": "9"], state: state, environment: env, escapeJSON: true)
