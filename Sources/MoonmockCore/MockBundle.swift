@@ -38,9 +38,17 @@ public struct MockBundle: Sendable {
     /// Every file the bundle read (for hot reload).
     public let files: [String]
 
-    public init(directory: URL) throws {
+    /// Reads the bundle in `directory`. With a `sandbox` (a script's folder), the folder, its
+    /// `bundle.json` and every `file` it names must lie inside it, symlinks resolved: a bundle
+    /// entry linked to `/etc/passwd` is refused, not served.
+    public init(directory: URL, sandbox: FileConfinement? = nil) throws {
         self.directory = directory.standardizedFileURL
         let manifest = self.directory.appendingPathComponent("bundle.json")
+        if let sandbox {
+            do { try sandbox.check(manifest.path, label: "bundle '\(manifest.path)'") } catch {
+                throw LoadError(description: String(describing: error))
+            }
+        }
         guard let data = FileManager.default.contents(atPath: manifest.path) else {
             throw LoadError(description: "\(manifest.path): cannot read the bundle (no bundle.json in \(self.directory.path))")
         }
@@ -89,6 +97,9 @@ public struct MockBundle: Sendable {
                     throw fail("response.file '\(file)' must stay inside the bundle folder")
                 }
                 let path = self.directory.appendingPathComponent(file).path
+                if let sandbox {
+                    do { try sandbox.check(path, label: "response.file '\(file)'") } catch { throw fail(String(describing: error)) }
+                }
                 guard let contents = FileManager.default.contents(atPath: path) else { throw fail("response.file '\(file)' not found") }
                 body = [UInt8](contents)
                 files.append(path)

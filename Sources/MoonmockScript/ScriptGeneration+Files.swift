@@ -10,20 +10,11 @@ extension ScriptGeneration {
         if options.unsafe {
             return path.hasPrefix("/") ? path : root.appendingPathComponent(path).standardizedFileURL.path
         }
-        if path.hasPrefix("/") || path.hasPrefix("~") {
-            throw LuaError.host("'\(path)' is outside the script folder (absolute paths are refused; use --unsafe for trusted scripts)")
-        }
-        if path.split(separator: "/").contains("..") {
-            throw LuaError.host("'\(path)' is outside the script folder ('..' is refused)")
-        }
-        let candidate = root.appendingPathComponent(path).standardizedFileURL.path
-        let realRoot = root.resolvingSymlinksInPath().path
-        let real = URL(fileURLWithPath: candidate).resolvingSymlinksInPath().path
-        if real != realRoot && !real.hasPrefix(realRoot.hasSuffix("/") ? realRoot : realRoot + "/") {
-            throw LuaError.host("'\(path)' is outside the script folder (a symlink leads out)")
-        }
-        return candidate
+        do { return try FileConfinement(root: root).resolve(path) } catch { throw LuaError.host(String(describing: error)) }
     }
+
+    /// The script folder as a sandbox, or `nil` under `--unsafe`.
+    var sandbox: FileConfinement? { options.unsafe ? nil : FileConfinement(root: baseDirectory) }
 
     /// Reads a fixture relative to the script folder and records it as a dependency.
     func readFile(_ path: String) throws -> [UInt8] {

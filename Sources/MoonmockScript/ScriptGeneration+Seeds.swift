@@ -38,13 +38,19 @@ extension ScriptGeneration {
     /// Loads a bundle folder given relative to the script (confined like fixtures).
     func bundleLoader() -> @Sendable (String) throws -> MockBundle {
         let base = baseDirectory
-        let unsafe = options.unsafe
+        let sandbox = self.sandbox
         return { path in
-            if !unsafe && (path.hasPrefix("/") || path.split(separator: "/").contains("..")) {
-                throw LuaError.host("bundle folder '\(path)' is outside the script folder")
+            let url: URL
+            if let sandbox {
+                // The folder (also one switched to with PUT /__moonmock/bundle), its bundle.json
+                // and every file it names stay inside the script folder.
+                do { url = URL(fileURLWithPath: try sandbox.resolve(path, what: "bundle folder")) } catch {
+                    throw LuaError.host(String(describing: error))
+                }
+            } else {
+                url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : base.appendingPathComponent(path)
             }
-            let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : base.appendingPathComponent(path)
-            do { return try MockBundle(directory: url) } catch { throw LuaError.host(String(describing: error)) }
+            do { return try MockBundle(directory: url, sandbox: sandbox) } catch { throw LuaError.host(String(describing: error)) }
         }
     }
 
@@ -68,7 +74,7 @@ extension ScriptGeneration {
             if location.hasSuffix(": ") { location.removeLast(2) }
 
             let root = URL(fileURLWithPath: try resolve(dir))
-            let folder = try StubFolder(root: root, endpoints: endpoints.map(\.0))
+            let folder = try StubFolder(root: root, endpoints: endpoints.map(\.0), sandbox: sandbox)
             folder.files.forEach { depend(on: $0) }
             let variants = engine.variants
             for (name, spec) in endpoints.sorted(by: { $0.0 < $1.0 }) {
@@ -97,8 +103,13 @@ struct StubFolder {
     var aliases: [String: [String: String]] = [:]
     var files: [String] = []
 
-    init(root: URL, endpoints: [String]) throws {
+    /// With a `sandbox`, every folder and stub file must lie inside it, symlinks resolved.
+    init(root: URL, endpoints: [String], sandbox: FileConfinement? = nil) throws {
         let fm = FileManager.default
+        func confine(_ path: String) throws {
+            guard let sandbox else { return }
+            do { try sandbox.check(path, label: "stub '\(path)'") } catch { throw LuaError.host(String(describing: error)) }
+        }
         var isDirectory: ObjCBool = false
         guard fm.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw LuaError.host("stubs folder '\(root.path)' not found")
@@ -114,15 +125,18 @@ struct StubFolder {
                 }
                 continue
             }
+            try confine(path)
             rootStubs[entry] = try Self.stub(path)
             files.append(path)
         }
         for endpoint in endpoints {
             var stubs = rootStubs
             let dir = root.appendingPathComponent(endpoint)
+            if fm.fileExists(atPath: dir.path) { try confine(dir.path) }
             files.append(dir.path)
             for file in ((try? fm.contentsOfDirectory(atPath: dir.path)) ?? []).filter({ !$0.hasPrefix(".") }).sorted() {
                 let path = dir.appendingPathComponent(file).path
+                try confine(path)
                 stubs[file] = try Self.stub(path)
                 files.append(path)
             }
