@@ -18,7 +18,12 @@ import MoonmockCore
 /// | `POST /__moonmock/reset` | clear runtime rules, journal and state |
 /// | `GET /__moonmock/` | the dashboard page |
 ///
-/// With a token, every call needs `Authorization: Bearer TOKEN`.
+/// Every call must name the server in `Host` (the bound address, a loopback name or an
+/// `--admin-host`), and a state-changing one (`POST`, `PUT`, `PATCH`, `DELETE`) that a browser
+/// sends with an `Origin` must come from the server's own origin: a page elsewhere can neither
+/// read the journal through DNS rebinding nor change rules or state behind the user's back.
+/// With a token, every call needs `Authorization: Bearer TOKEN`, or the session cookie that
+/// `POST /__moonmock/login` with `{"token": …}` sets (the dashboard's sign-in form).
 struct AdminAPI: Sendable {
     static let prefix = "/__moonmock"
 
@@ -34,19 +39,33 @@ struct AdminAPI: Sendable {
 
     let engine: Engine
     let token: String?
+    /// The host names `Host` may give (lowercased).
+    let hosts: Set<String>
+    let sessions = AdminSessions()
     let startedAt = Date()
 
     func handle(_ request: MockRequest, server: MoonmockServer) -> MockResponse {
-        if let token, request.headers["authorization"] != "Bearer \(token)" {
-            var r = MockResponse.json(.object(["error": .string("admin API needs Authorization: Bearer <token>")]), status: 401)
+        var path = String(request.path.dropFirst(Self.prefix.count))
+        if path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        if let refusal = guardOrigin(request, server: server) { return refusal }
+        switch (request.method, path) {
+        case ("GET", ""), ("GET", "/"):
+            // The page holds no data: it signs in (when there is a token) and reads the API.
+            return MockResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"],
+                                body: Array(Dashboard.html.utf8))
+        case ("POST", "/login"):
+            return login(request)
+        case ("POST", "/logout"):
+            return logout(request)
+        default:
+            break
+        }
+        if let token, !authorized(request, token) {
+            var r = MockResponse.json(.object(["error": .string("admin API needs Authorization: Bearer <token> (or the dashboard's sign-in)")]), status: 401)
             r.headers["WWW-Authenticate"] = "Bearer"
             return r
         }
-        var path = String(request.path.dropFirst(Self.prefix.count))
-        if path.count > 1 && path.hasSuffix("/") { path.removeLast() }
         switch (request.method, path) {
-        case ("GET", ""), ("GET", "/"):
-            return MockResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Array(Dashboard.html.utf8))
         case ("GET", "/health"):
             var health: [String: JSONValue] = [
                 "status": .string("ok"),

@@ -19,6 +19,11 @@ enum Dashboard {
 </head>
 <body>
 <h1>Moonmock</h1>
+<form id="login" hidden onsubmit="signIn(event)">
+  <p>This server's admin API needs its token (<code>--admin-token</code>).</p>
+  <input id="token" type="password" autocomplete="current-password" placeholder="admin token" aria-label="admin token">
+  <button type="submit">Sign in</button> <span id="login-error" class="miss"></span>
+</form>
 <p id="health">loading…</p>
 <p><button onclick="post('reload')">Reload script</button><button onclick="post('reset')">Reset</button>
 <button onclick="del('requests')">Clear journal</button></p>
@@ -29,16 +34,34 @@ enum Dashboard {
 <h2>Requests</h2>
 <table><thead><tr><th>#</th><th>request</th><th>status</th><th>rule / closest</th></tr></thead><tbody id="requests"></tbody></table>
 <script>
-const api = p => fetch('/__moonmock/' + p).then(r => r.json());
+// Signed in, the session cookie (HttpOnly, SameSite=Strict) goes with every call.
+class SignedOut extends Error {}
+function checked(r) {
+  if (r.status === 401) { document.getElementById('login').hidden = false; throw new SignedOut(); }
+  return r;
+}
+const api = p => fetch('/__moonmock/' + p).then(checked).then(r => r.json());
+async function signIn(event) {
+  event.preventDefault();
+  const r = await fetch('/__moonmock/login', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ token: document.getElementById('token').value }) });
+  if (!r.ok) { document.getElementById('login-error').textContent = 'wrong token'; return; }
+  document.getElementById('login').hidden = true;
+  document.getElementById('login-error').textContent = '';
+  refresh();
+}
 const esc = s => String(s).replace(/[&<>"]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
-async function post(p) { await fetch('/__moonmock/' + p, { method: 'POST' }); refresh(); }
-async function del(p) { await fetch('/__moonmock/' + p, { method: 'DELETE' }); refresh(); }
+async function post(p) { checked(await fetch('/__moonmock/' + p, { method: 'POST' })); refresh(); }
+async function del(p) { checked(await fetch('/__moonmock/' + p, { method: 'DELETE' })); refresh(); }
 async function choose(rule, name) {
   await fetch('/__moonmock/variants/' + encodeURIComponent(rule),
     { method: 'PUT', body: JSON.stringify({ active: name === '' ? null : name }) });
   refresh();
 }
 async function refresh() {
+  try { await show(); } catch (e) { if (!(e instanceof SignedOut)) throw e; }
+}
+async function show() {
   const [health, rules, requests, variants] = await Promise.all([api('health'), api('rules'), api('requests'), api('variants')]);
   document.getElementById('variants').innerHTML = variants.map(v =>
     `<tr><td><code>${esc(v.rule)}</code></td><td><select onchange="choose(${esc(JSON.stringify(v.rule))}, this.value)">` +

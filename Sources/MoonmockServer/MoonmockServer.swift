@@ -63,7 +63,8 @@ public final class MoonmockServer: @unchecked Sendable {
         self.configuration = configuration
         self.reloader = reload
         self.scriptStatus = scriptStatus
-        self.admin = AdminAPI(engine: engine, token: configuration.adminToken)
+        self.admin = AdminAPI(engine: engine, token: configuration.adminToken,
+                              hosts: Set((["localhost", "127.0.0.1", "::1", configuration.host] + configuration.adminHosts).map { $0.lowercased() }))
     }
 
     deinit { stop(drainSeconds: 0) }

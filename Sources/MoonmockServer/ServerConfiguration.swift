@@ -22,8 +22,13 @@ public struct ServerConfiguration: Sendable {
     public var tlsKeyPEM: String?
     /// Request bodies beyond this many bytes get `413`.
     public var maxBodyBytes: Int = 16 << 20
-    /// `Authorization: Bearer TOKEN` required for `/__moonmock/` when set.
+    /// `Authorization: Bearer TOKEN` required for `/__moonmock/` when set (the dashboard signs in
+    /// with it once and then holds a session cookie).
     public var adminToken: String?
+    /// Host names the admin API answers besides the bound address and the loopback names
+    /// (`localhost`, `127.0.0.1`, `::1`): any other `Host` gets `403`, which stops a DNS-rebinding
+    /// page from reading the journal. `moonmock serve --admin-host NAME`.
+    public var adminHosts: [String] = []
     /// Seconds an idle keep-alive connection stays open.
     public var idleTimeout: Int = 60
     /// Seconds a request head may take to arrive whole, from its first byte: past it, `408` and

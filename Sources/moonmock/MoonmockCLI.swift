@@ -49,7 +49,10 @@ enum MoonmockCLI {
       --journal N            requests kept in the journal (default 1000)
       --state-limit BYTES    the most mock.state may hold; a write past it is a Lua error
                              (default 67108864)
-      --admin-token TOKEN    require Authorization: Bearer TOKEN for /__moonmock/
+      --admin-token TOKEN    require Authorization: Bearer TOKEN for /__moonmock/ (the
+                             dashboard asks for it once and keeps a session cookie)
+      --admin-host NAME      also answer the admin API for Host NAME (repeatable; the bound
+                             address, localhost, 127.0.0.1 and ::1 always are)
       --max-body BYTES       larger request bodies get 413 (default 16777216)
       --header-timeout S     a request head must arrive whole within S seconds of its
                              first byte, else 408 and close (default 30)

@@ -62,6 +62,7 @@ enum Serve {
                     guard let n = Int(v), n >= 1 else { throw UsageError("--journal must be a positive number, got '\(v)'") }
                     journal = n
                 case "--admin-token": configuration.adminToken = try value(arg)
+                case "--admin-host": configuration.adminHosts.append(try value(arg))
                 case "--vms":
                     let v = try value(arg)
                     if v == "auto" {

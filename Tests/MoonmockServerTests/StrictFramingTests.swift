@@ -67,7 +67,7 @@ struct StrictFramingTests {
         let lower = RawHTTP.exchange(server, "get /users/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(lower.text.hasPrefix("HTTP/1.1 404"), "\(lower.text)")
         #expect(!lower.text.contains("User 1"))
-        let journal = RawHTTP.exchange(server, "GET /__moonmock/requests HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text
+        let journal = RawHTTP.exchange(server, "GET /__moonmock/requests HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").text
         #expect(journal.contains(#""method":"get""#), "\(journal.suffix(400))")
     }
 
