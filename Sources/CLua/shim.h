@@ -341,5 +341,6 @@ static inline void mm_openlibs(lua_State *L) { luaL_openlibs(L); }
 static inline const char *mm_release(void) { return LUA_RELEASE; }
 
 #include "json.h"
+#include "pattern.h"
 
 #endif

@@ -16,6 +16,7 @@ extension LuaVM {
         lua_getfield(L, -1, "dump")
         lua_setfield(L, mm_registryindex(), Self.dumpRegistryKey)
         lua_settop(L, -2)
+        try installPatternGuard()
         guard sandboxed else { return }
         try evaluate(Self.sandboxPrelude, chunkName: "=sandbox")
     }

@@ -47,16 +47,17 @@ struct StrictFramingTests {
     ]
 
     @Test("refused framing gets its status and a close; a request pipelined after it is never served", arguments: refusals, Scheme.allCases)
-    func refused(_ refusal: Case, scheme: Scheme) throws {
+    func refused(_ refusal: Case, scheme: Scheme) async throws {
         let server = try startServer(serverScript, scheme: scheme)
         defer { server.stop() }
-        let r = RawHTTP.exchange(server, refusal.request + Self.smuggled)
+        // Blocking reads on a thread of their own, not on the cooperative pool the other tests share.
+        let r = await onThread { RawHTTP.exchange(server, refusal.request + Self.smuggled) }
         #expect(r.text.hasPrefix("HTTP/1.1 \(refusal.status) "), "\(r.text)")
         #expect(r.text.components(separatedBy: "HTTP/1.1 ").count == 2, "one answer only: \(r.text)")
         #expect(!r.text.contains("User 9") && !r.timedOut, "\(r.text)")
         #expect(r.text.contains("Connection: close"))
         // The server is still serving.
-        let next = RawHTTP.exchange(server, "GET /users/2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let next = await onThread { RawHTTP.exchange(server, "GET /users/2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") }
         #expect(next.text.hasPrefix("HTTP/1.1 200"))
     }
 
