@@ -39,13 +39,15 @@ let package = Package(
         .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "CCompression"]),
         .target(name: "MoonmockServer", dependencies: ["MoonmockCore", "MoonmockScript", "COpenSSL", "CLinuxIO"]),
         .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer"]),
+        // Fuzz targets (scripts/fuzz runs them under libFuzzer; the test suite replays their corpora).
+        .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockServer", "LuaBridge", "CLua"]),
         .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
         .testTarget(name: "LuaBridgeTests", dependencies: ["LuaBridge"]),
         .testTarget(name: "MoonmockCoreTests", dependencies: ["MoonmockCore"]),
         .testTarget(name: "MoonmockScriptTests", dependencies: ["MoonmockScript", "MoonmockCore"]),
         .testTarget(name: "MoonmockTests", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
         .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript", "COpenSSL"]),
-        .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock"]),
+        .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock", "MoonmockFuzz"]),
         // The same requests through both front doors: in-process and over a socket.
         .testTarget(name: "MoonmockParityTests", dependencies: ["Moonmock", "MoonmockServer", "MoonmockCore"]),
     ]

@@ -209,6 +209,8 @@ private struct JSONParser {
         let text = String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
         if integral, let v = Int64(text) { return .integer(v) }
         guard let d = Double(text) else { throw fail("invalid number") }
+        // JSON has no infinity: a number past Double's range (1e400) would not survive encoding.
+        guard d.isFinite else { throw fail("number out of range") }
         return .double(d)
     }
 

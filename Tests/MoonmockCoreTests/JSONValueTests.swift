@@ -132,4 +132,13 @@ struct JSONValueTests {
                 == "json.operationName: expected GetViewer, got GetUser")
         #expect(body.firstMismatch(try parse(#"{"missing":1}"#), path: "json") == "json.missing: expected 1, got nothing")
     }
+
+    @Test("a number past Double's range is refused, not read as infinity (which JSON cannot write back)")
+    func outOfRange() {
+        for text in ["1e400", "-1e400", "[1e203900]", "6888888888.88888688888888E888"] {
+            #expect(throws: (any Error).self, "\(text)") { try JSONValue(parsing: Array(text.utf8)) }
+        }
+        #expect(try JSONValue(parsing: Array("1e-400".utf8)) == .double(0))
+        #expect(try JSONValue(parsing: Array("1.7976931348623157e308".utf8)) == .double(.greatestFiniteMagnitude))
+    }
 }

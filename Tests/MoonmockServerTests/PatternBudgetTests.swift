@@ -26,7 +26,7 @@ struct PatternBudgetTests {
         defer { server.stop() }
         let slow = Task { await onThread { () -> (String, Double) in
             let started = Date()
-            let r = RawHTTP.exchange(server, "GET /p?s=\(Self.dashes) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout: 20)
+            let r = await onThread { RawHTTP.exchange(server, "GET /p?s=\(Self.dashes) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout: 20) }
             return (r.text, Date().timeIntervalSince(started))
         } }
         // Meanwhile the server answers others (two workers in tests; the guard keeps each short).
@@ -47,17 +47,17 @@ struct PatternBudgetTests {
         defer { server.stop() }
         let (text, elapsed) = await onThread { () -> (String, Double) in
             let started = Date()
-            let r = RawHTTP.exchange(server, "GET /q?s=\(Self.dashes) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout: 20)
+            let r = await onThread { RawHTTP.exchange(server, "GET /q?s=\(Self.dashes) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout: 20) }
             return (r.text, Date().timeIntervalSince(started))
         }
         #expect(text.hasPrefix("HTTP/1.1 200") && text.hasSuffix("fallback"), "\(text.prefix(300))")
         #expect(elapsed < 3, "took \(elapsed) s")
-        let ok = RawHTTP.exchange(server, "GET /q?s=a-b-c-end HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text
+        let ok = await onThread { RawHTTP.exchange(server, "GET /q?s=a-b-c-end HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text }
         #expect(ok.hasSuffix("matched"))
     }
 
     @Test("ordinary patterns give Lua's results, captures, anchors, sets, %b, %f and back-references included")
-    func ordinary() throws {
+    func ordinary() async throws {
         let server = try startServer(#"""
             mock.get("/p", function()
               local t = {}
@@ -77,7 +77,7 @@ struct PatternBudgetTests {
             end)
             """#)
         defer { server.stop() }
-        let r = RawHTTP.exchange(server, "GET /p HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text
+        let r = await onThread { RawHTTP.exchange(server, "GET /p HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text }
         let body = String(r.split(separator: "\r\n\r\n", maxSplits: 1).last ?? "")
         #expect(body.hasPrefix(#"[[5,7],["key","value"],6,["hell0 world",1],[5,11,"quick"],["(a(b)c)"],["W (W) W",3],["\"","hi"],[2,2],["trim"],[true],[false,"#), "\(body)")
         #expect(body.contains("malformed pattern"), "\(body)")

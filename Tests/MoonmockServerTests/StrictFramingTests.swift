@@ -62,21 +62,21 @@ struct StrictFramingTests {
     }
 
     @Test("methods are case-sensitive and never rewritten: `get` is not GET")
-    func methodCase() throws {
+    func methodCase() async throws {
         let server = try startServer(serverScript)
         defer { server.stop() }
-        let lower = RawHTTP.exchange(server, "get /users/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let lower = await onThread { RawHTTP.exchange(server, "get /users/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") }
         #expect(lower.text.hasPrefix("HTTP/1.1 404"), "\(lower.text)")
         #expect(!lower.text.contains("User 1"))
-        let journal = RawHTTP.exchange(server, "GET /__moonmock/requests HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").text
+        let journal = await onThread { RawHTTP.exchange(server, "GET /__moonmock/requests HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").text }
         #expect(journal.contains(#""method":"get""#), "\(journal.suffix(400))")
     }
 
     @Test("HTTP/1.2 is served as HTTP/1.1")
-    func laterMinorVersion() throws {
+    func laterMinorVersion() async throws {
         let server = try startServer(serverScript)
         defer { server.stop() }
-        let r = RawHTTP.exchange(server, "GET /users/1 HTTP/1.2\r\nHost: x\r\n\r\nGET /users/2 HTTP/1.2\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let r = await onThread { RawHTTP.exchange(server, "GET /users/1 HTTP/1.2\r\nHost: x\r\n\r\nGET /users/2 HTTP/1.2\r\nHost: x\r\nConnection: close\r\n\r\n") }
         #expect(r.text.hasPrefix("HTTP/1.1 200"), "\(r.text)")
         #expect(r.text.contains("User 1") && r.text.contains("User 2") && !r.timedOut)   // kept alive, as 1.1 is
     }
@@ -105,10 +105,10 @@ struct StrictFramingTests {
     }
 
     @Test("OPTIONS * asks about the server: 200 with Allow")
-    func optionsAsterisk() throws {
+    func optionsAsterisk() async throws {
         let server = try startServer(serverScript)
         defer { server.stop() }
-        let r = RawHTTP.exchange(server, "OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let r = await onThread { RawHTTP.exchange(server, "OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") }
         #expect(r.text.hasPrefix("HTTP/1.1 200") && r.text.contains("Allow: GET, HEAD, POST"), "\(r.text)")
     }
 
@@ -116,7 +116,7 @@ struct StrictFramingTests {
     func interimStatus(status: Int) async throws {
         let server = try startServer("mock.get('/early', mock.status(\(status)))")
         defer { server.stop() }
-        let r = RawHTTP.exchange(server, "GET /early HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let r = await onThread { RawHTTP.exchange(server, "GET /early HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") }
         #expect(r.text.hasPrefix("HTTP/1.1 500"), "\(r.text)")
         #expect(r.text.contains("answered status \(status)") && r.text.contains("200...999"), "\(r.text)")
     }

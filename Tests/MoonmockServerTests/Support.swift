@@ -124,7 +124,7 @@ enum RawHTTP {
         var connections: [Int32: RawConnection] = [:]
         var order: [Int32] = []
         for _ in 0..<count {
-            if let c = RawConnection(endpoint, timeout: 1) {
+            if let c = RawConnection(endpoint, timeout: 5) {
                 connections[c.fd] = c
                 order.append(c.fd)
             }

@@ -62,7 +62,7 @@ struct TLSTests {
     }
 
     @Test("a certificate and key that do not belong together are refused at start, with the reason")
-    func mismatchedKey() throws {
+    func mismatchedKey() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-ca-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
         let a = try SelfSignedCertificate.load(directory: dir)
@@ -126,9 +126,9 @@ struct TLSTests {
         _ = [UInt8]([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00]).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         close(fd)
         // A handshake record of garbage: a TLS alert, then the connection closes.
-        let garbage = RawHTTP.exchange(server.port, "\u{16}\u{03}\u{01}\u{00}\u{05}hello")
+        let garbage = await onThread { RawHTTP.exchange(server.port, "\u{16}\u{03}\u{01}\u{00}\u{05}hello") }
         #expect(!garbage.timedOut && !garbage.text.contains("HTTP/"))
-        let ok = RawHTTP.exchange(server, "GET /users/2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let ok = await onThread { RawHTTP.exchange(server, "GET /users/2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") }
         #expect(ok.text.hasPrefix("HTTP/1.1 200") && ok.text.hasSuffix(#"{"id":2,"name":"User 2"}"#), "\(ok.text)")
         // The request's scheme is https.
         let echo = try await server.fetch("/__moonmock/requests")
