@@ -134,7 +134,7 @@ struct JSONValueTests {
     }
 
     @Test("a number past Double's range is refused, not read as infinity (which JSON cannot write back)")
-    func outOfRange() {
+    func outOfRange() throws {
         for text in ["1e400", "-1e400", "[1e203900]", "6888888888.88888688888888E888"] {
             #expect(throws: (any Error).self, "\(text)") { try JSONValue(parsing: Array(text.utf8)) }
         }

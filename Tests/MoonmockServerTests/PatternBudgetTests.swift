@@ -26,7 +26,7 @@ struct PatternBudgetTests {
         defer { server.stop() }
         let slow = Task { await onThread { () -> (String, Double) in
             let started = Date()
-            let r = await onThread { RawHTTP.exchange(server, "GET /p?s=\(Self.dashes) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout: 20) }
+            let r = RawHTTP.exchange(server, "GET /p?s=\(Self.dashes) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout: 20)
             return (r.text, Date().timeIntervalSince(started))
         } }
         // Meanwhile the server answers others (two workers in tests; the guard keeps each short).
@@ -47,7 +47,7 @@ struct PatternBudgetTests {
         defer { server.stop() }
         let (text, elapsed) = await onThread { () -> (String, Double) in
             let started = Date()
-            let r = await onThread { RawHTTP.exchange(server, "GET /q?s=\(Self.dashes) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout: 20) }
+            let r = RawHTTP.exchange(server, "GET /q?s=\(Self.dashes) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout: 20)
             return (r.text, Date().timeIntervalSince(started))
         }
         #expect(text.hasPrefix("HTTP/1.1 200") && text.hasSuffix("fallback"), "\(text.prefix(300))")
