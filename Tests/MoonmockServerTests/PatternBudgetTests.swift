@@ -1,6 +1,8 @@
 import Foundation
 import MoonmockCore
+import MoonmockScript
 import MoonmockServer
+import LuaBridge
 import Testing
 
 /// Lua patterns match in C, out of the instruction budget's reach: each of string.find, match,
@@ -8,6 +10,9 @@ import Testing
 @Suite("Lua patterns under the budget")
 struct PatternBudgetTests {
     static let dashes = String(repeating: "-", count: 1500)
+    /// A budget of 2 M instructions (a tenth of the default), so that the measuring costs the
+    /// rest of the suite little CPU; the runaway needs hundreds of millions of steps.
+    static let options = ScriptOptions(limits: LuaLimits(instructions: 2_000_000))
 
     @Test("a backtracking pattern answers 500 within the budget's time while other connections are served",
           arguments: ["string.find", "string.match", "string.gmatch", "string.gsub", "method"])
@@ -22,7 +27,7 @@ struct PatternBudgetTests {
         let server = try startServer("""
             mock.get("/p", function(req) local r = \(expression); return { r = r or false } end)
             mock.get("/users/:id", function(req) return { id = req.params.id } end)
-            """)
+            """, options: Self.options)
         defer { server.stop() }
         let slow = Task { await onThread { () -> (String, Double) in
             let started = Date()
@@ -43,7 +48,7 @@ struct PatternBudgetTests {
         let server = try startServer("""
             mock.route { method = "GET", path = "/q", query = { s = mock.match("^(.-)-(.-)-(.-)-end$") }, respond = mock.text("matched") }
             mock.get("/q", mock.text("fallback"))
-            """)
+            """, options: Self.options)
         defer { server.stop() }
         let (text, elapsed) = await onThread { () -> (String, Double) in
             let started = Date()

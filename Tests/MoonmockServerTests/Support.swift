@@ -10,13 +10,14 @@ import MoonmockScript
 import MoonmockServer
 
 /// A server on 127.0.0.1, port 0, serving `script`; stopped by the caller (or on deinit).
-func startServer(_ script: String, scheme: Scheme = .http, configure: (inout ServerConfiguration) -> Void = { _ in },
+func startServer(_ script: String, scheme: Scheme = .http, options: ScriptOptions = ScriptOptions(),
+                 configure: (inout ServerConfiguration) -> Void = { _ in },
                  reload: (@Sendable () throws -> MoonmockServer.ReloadResult)? = nil) throws -> MoonmockServer {
     // The raw-socket clients write to connections the server may already have closed (fuzzing,
     // faults): that must be an EPIPE for the test, not a signal that ends the test process.
     _ = ignoreSIGPIPE
     let engine = Engine(environment: .fixed(now: 1_700_000_000, seed: 1))
-    try engine.loadScript(source: script)
+    try engine.loadScript(source: script, options: options)
     var configuration = ServerConfiguration()
     configuration.port = 0
     configuration.threads = 2
