@@ -70,6 +70,7 @@ static int mm_pat_class(int c, int cl) {
     case 'u': yes = isupper(c); break;
     case 'w': yes = isalnum(c); break;
     case 'x': yes = isxdigit(c); break;
+    case 'z': yes = c == 0; break;   // NUL: undocumented since Lua 5.2, still matched by 5.4
     default: return cl == c;
     }
     if (isupper(cl)) yes = !yes;

@@ -285,6 +285,12 @@ struct ServeCommandTests {
         let port = try #require(text.split(separator: "\n").first?.split(separator: ":").last.flatMap { Int($0) })
         // Blocking sockets and curl on a thread of their own, not on the test pool every test shares.
         let (body, elapsed, told) = await cliThread { () -> (String, Double, Int) in
+        // (This process opens hundreds of sockets while other tests run: room for them.)
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
         // 100 clients that start a head and never finish it: more than the server has descriptors.
         var slow: [Int32] = []
         defer { slow.forEach { close($0) } }
@@ -300,12 +306,14 @@ struct ServeCommandTests {
         let curl = Process()
         curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         // (A retry for a machine busy with the rest of the suite: the point is that it gets in.)
-        curl.arguments = ["-s", "--max-time", "5", "--retry", "2", "--retry-all-errors", "http://127.0.0.1:\(port)/users/7"]
-        let body = Pipe()
+        curl.arguments = ["-sS", "--max-time", "5", "--retry", "2", "--retry-all-errors", "http://127.0.0.1:\(port)/users/7"]
+        let body = Pipe(), failure = Pipe()
         curl.standardOutput = body
-        guard (try? curl.run()) != nil else { return ("", 0, 0) }
-        let data = body.fileHandleForReading.readDataToEndOfFile()
+        curl.standardError = failure
+        do { try curl.run() } catch { return ("curl did not start: \(error)", 0, 0) }
+        var data = body.fileHandleForReading.readDataToEndOfFile()
         curl.waitUntilExit()
+        if data.isEmpty { data = Data("curl \(curl.terminationStatus): ".utf8) + failure.fileHandleForReading.readDataToEndOfFile() }
         let elapsed = Date().timeIntervalSince(started)
         // The ones shed were told why.
         var told = 0

@@ -72,6 +72,16 @@ struct StrictFramingTests {
         #expect(journal.contains(#""method":"get""#), "\(journal.suffix(400))")
     }
 
+    @Test("nothing after a request with Connection: close is read as a request", arguments: Scheme.allCases)
+    func closeEndsThePipeline(scheme: Scheme) async throws {
+        let server = try startServer(serverScript, scheme: scheme)
+        defer { server.stop() }
+        let r = await onThread { RawHTTP.exchange(server, "GET /users/1 HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /users/2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" + Self.smuggled) }
+        #expect(r.text.contains("User 1") && r.text.contains("User 2") && !r.text.contains("User 9"), "\(r.text)")
+        #expect(!r.timedOut)
+    }
+
     @Test("HTTP/1.2 is served as HTTP/1.1")
     func laterMinorVersion() async throws {
         let server = try startServer(serverScript)

@@ -31,7 +31,19 @@ func startServer(_ script: String, scheme: Scheme = .http, options: ScriptOption
     return server
 }
 
-private let ignoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN) }()
+private let ignoreSIGPIPE: Void = {
+    signal(SIGPIPE, SIG_IGN)
+    raiseDescriptorLimit()
+}()
+
+/// Tests in parallel open hundreds of sockets (200 parallel clients, 100 slow ones, servers):
+/// the default soft limit of 1,024 descriptors would fail them at random.
+func raiseDescriptorLimit() {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+}
 
 /// Runs blocking `work` on a thread of its own: blocking reads on the cooperative pool (two
 /// threads on a two-core machine) would hold up every other test's tasks, this one's included.

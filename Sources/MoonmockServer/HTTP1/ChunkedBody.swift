@@ -19,23 +19,33 @@ struct ChunkedBody {
 
     private enum State {
         case size(value: Int, digits: Int)
+        /// After `;`: the extensions, up to CR (none of them is understood).
         case extensions(value: Int)
+        /// Spaces or tabs after the size: only CR may follow.
+        case sizeSpace(value: Int)
         case sizeLF(value: Int)
         case data(remaining: Int)
         case dataCR
         case dataLF
         case trailerLineStart
-        case trailerLine
+        /// A trailer field's name (at least one tchar), up to its colon.
+        case trailerName(count: Int)
+        case trailerValue
         case trailerLF(empty: Bool)
     }
 
     let limit: Int
     private var state = State.size(value: 0, digits: 0)
     private var decoded = 0
+    /// The trailer field name being read, lowercased (the first 18 bytes: enough to know the
+    /// fields a trailer may not carry).
+    private var trailerName: [UInt8] = []
 
     init(limit: Int) { self.limit = limit }
 
-    /// Consumes framing and data from `input`, appending data to `body`.
+    /// Consumes framing and data from `input`, appending data to `body`. Every line of the framing
+    /// ends in CRLF (a bare LF is refused here, unlike in the head: a proxy that reads it otherwise
+    /// would see another body), and trailer fields are checked as header fields are.
     mutating func feed(_ input: UnsafeRawBufferPointer, into body: inout [UInt8]) -> Result {
         var i = 0
         let n = input.count
@@ -48,23 +58,28 @@ struct ChunkedBody {
                     state = .size(value: value * 16 + digit, digits: digits + 1)
                 } else if digits == 0 {
                     return .invalid("missing chunk size")
-                } else if byte == UInt8(ascii: ";") || byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                } else if byte == semicolon {
                     state = .extensions(value: value)
-                } else if byte == UInt8(ascii: "\r") {
+                } else if byte == space || byte == tab {
+                    state = .sizeSpace(value: value)
+                } else if byte == cr {
                     state = .sizeLF(value: value)
-                } else if byte == UInt8(ascii: "\n") {
-                    if let end = startData(value) { return end }
                 } else {
                     return .invalid("malformed chunk size")
                 }
                 i += 1
             case .extensions(let value):
-                if byte == UInt8(ascii: "\r") { state = .sizeLF(value: value) } else if byte == UInt8(ascii: "\n") {
-                    if let end = startData(value) { return end }
+                if byte == cr { state = .sizeLF(value: value) } else if (byte < 0x20 && byte != tab) || byte == 0x7F {
+                    return .invalid("control character in a chunk extension")
+                }
+                i += 1
+            case .sizeSpace(let value):
+                if byte == cr { state = .sizeLF(value: value) } else if byte != space && byte != tab {
+                    return .invalid("malformed chunk size line")
                 }
                 i += 1
             case .sizeLF(let value):
-                guard byte == UInt8(ascii: "\n") else { return .invalid("chunk size line without LF") }
+                guard byte == lf else { return .invalid("chunk size line without LF") }
                 if let end = startData(value) { return end }
                 i += 1
             case .data(let remaining):
@@ -73,30 +88,42 @@ struct ChunkedBody {
                 i += take
                 state = remaining == take ? .dataCR : .data(remaining: remaining - take)
             case .dataCR:
-                if byte == UInt8(ascii: "\r") { state = .dataLF } else if byte == UInt8(ascii: "\n") {
-                    state = .size(value: 0, digits: 0)
-                } else {
-                    return .invalid("chunk data longer than its size")
-                }
+                guard byte == cr else { return .invalid("chunk data longer than its size, or not ended by CRLF") }
+                state = .dataLF
                 i += 1
             case .dataLF:
-                guard byte == UInt8(ascii: "\n") else { return .invalid("chunk data without CRLF") }
+                guard byte == lf else { return .invalid("chunk data without CRLF") }
                 state = .size(value: 0, digits: 0)
                 i += 1
             case .trailerLineStart:
-                if byte == UInt8(ascii: "\r") { state = .trailerLF(empty: true) } else if byte == UInt8(ascii: "\n") {
-                    return .done(consumed: i + 1)
+                if byte == cr { state = .trailerLF(empty: true) } else if isToken(byte) {
+                    trailerName = [byte | (byte >= 0x41 && byte <= 0x5A ? 0x20 : 0)]
+                    state = .trailerName(count: 1)
                 } else {
-                    state = .trailerLine
+                    return .invalid("malformed trailer field")
                 }
                 i += 1
-            case .trailerLine:
-                if byte == UInt8(ascii: "\r") { state = .trailerLF(empty: false) } else if byte == UInt8(ascii: "\n") {
-                    state = .trailerLineStart
+            case .trailerName(let count):
+                if byte == colon {
+                    // RFC 9110 §6.5.1: no framing or routing in a trailer.
+                    if Self.forbiddenTrailers.contains(trailerName) {
+                        return .invalid("'\(String(decoding: trailerName, as: UTF8.self))' is not allowed in a trailer")
+                    }
+                    state = .trailerValue
+                } else if isToken(byte) {
+                    if trailerName.count < 18 { trailerName.append(byte | (byte >= 0x41 && byte <= 0x5A ? 0x20 : 0)) }
+                    state = .trailerName(count: count + 1)
+                } else {
+                    return .invalid("malformed trailer field name")
+                }
+                i += 1
+            case .trailerValue:
+                if byte == cr { state = .trailerLF(empty: false) } else if (byte < 0x20 && byte != tab) || byte == 0x7F {
+                    return .invalid("control character in a trailer field")
                 }
                 i += 1
             case .trailerLF(let empty):
-                guard byte == UInt8(ascii: "\n") else { return .invalid("trailer without LF") }
+                guard byte == lf else { return .invalid("trailer without LF") }
                 if empty { return .done(consumed: i + 1) }
                 state = .trailerLineStart
                 i += 1
@@ -118,6 +145,20 @@ struct ChunkedBody {
         return nil
     }
 
+    private static let forbiddenTrailers: Set<[UInt8]> = Set(["content-length", "transfer-encoding", "host", "trailer",
+                                                              "content-encoding", "content-type", "content-range", "te"].map { Array($0.utf8) })
+
+    /// RFC 9110 `tchar`.
+    private func isToken(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): return true
+        default: return false
+        }
+    }
+
     @inline(__always)
     private func hexValue(_ byte: UInt8) -> Int? {
         switch byte {
@@ -128,3 +169,6 @@ struct ChunkedBody {
         }
     }
 }
+
+private let cr: UInt8 = 0x0D, lf: UInt8 = 0x0A, space: UInt8 = 0x20, tab: UInt8 = 0x09
+private let semicolon: UInt8 = 0x3B, colon: UInt8 = 0x3A

@@ -131,6 +131,9 @@ extension EventLoop {
             switch c.state {
             case .head:
                 guard used < bytes.count else { return used }
+                // After a request that ends the connection (`Connection: close`, HTTP/1.0, a
+                // refusal), nothing more is read as a request: the rest is dropped.
+                if !c.keepAlive { return bytes.count }
                 if c.pending.count > Self.outputLimit {
                     // A client sending requests without reading the answers: wait for it to read.
                     c.readPaused = true

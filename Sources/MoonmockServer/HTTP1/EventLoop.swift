@@ -25,6 +25,11 @@ final class EventLoop: @unchecked Sendable {
     let headerTimeout: UInt64, bodyTimeout: UInt64, sendTimeout: UInt64
     /// How often the loop looks for connections past a deadline (at most a second).
     let sweepInterval: UInt64
+    /// Connections this loop keeps open at most: its share of the descriptor limit, less a
+    /// reserve for everything else the process opens (fixtures, modules, the C libraries'
+    /// own files). Past it, the longest-waiting idle connections are shed before a new one is
+    /// taken in, so the process itself never runs out of descriptors.
+    let maxConnections: Int
     let epoll: Int32
     let wakeup: Int32
     var listener: Int32
@@ -90,6 +95,10 @@ final class EventLoop: @unchecked Sendable {
         sweepInterval = min(1_000_000_000, nanoseconds(min(c.headerTimeout, c.bodyTimeout, c.sendTimeout, Double(max(1, c.idleTimeout)))) / 4)
         self.listener = listener
         self.defaultAuthority = authority
+        var limit = rlimit()
+        let descriptors = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? Int(min(limit.rlim_cur, 1 << 20)) : 1024
+        let reserve = min(256, max(16, descriptors / 4))
+        maxConnections = max(4, (descriptors - reserve) / max(1, server.configuration.threads))
         self.tls = server.tls
         self.scheme = server.tls == nil ? "http" : "https"
         clock = HTTPDate(server.engine.environment)
@@ -256,6 +265,10 @@ final class EventLoop: @unchecked Sendable {
                                                 fd: listener, serial: 0))
                 }
                 return   // EAGAIN (the queue is empty), or out of descriptors
+            }
+            if connectionCount.load(ordering: .relaxed) >= maxConnections && shedIdleConnections() == 0 {
+                close(fd)   // every connection is busy: this one cannot be served now
+                continue
             }
             nextSerial += 1
             let connection = Connection(fd: fd, serial: nextSerial, now: turnStarted)

@@ -66,7 +66,7 @@ struct RequestHead {
     }
 
     /// Parses the request line and headers at the start of `bytes`; `limit` bounds the header
-    /// section (431 beyond it). Leading empty lines are skipped, bare-LF line ends accepted,
+    /// section (431 beyond it). Bare-LF line ends are accepted in the head (not before it),
     /// obsolete line folding and anything that could smuggle a second request are refused.
     static func parse(_ bytes: UnsafeRawBufferPointer, limit: Int) -> Parse {
         var recent = RecentStrings()
@@ -77,10 +77,10 @@ struct RequestHead {
     static func parse(_ bytes: UnsafeRawBufferPointer, limit: Int, recent: inout RecentStrings) -> Parse {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return .incomplete }
         let count = bytes.count
-        var position = 0
-        // RFC 9112 §2.2: ignore at least one empty line before the request line.
-        while position < count && (base[position] == cr || base[position] == lf) { position += 1 }
-        if position == count { return count > limit ? .invalid(status: 400, message: "no request line") : .incomplete }
+        let position = 0
+        // RFC 9112 §2.2 lets a server ignore empty lines before the request line; this one does
+        // not (as h11 does not): a request starts with its method, and anything else is refused.
+        if count == 0 { return .incomplete }
 
         // One pass over the lines, each checked as it is found: nothing is built but the flags
         // and two strings until the blank line has arrived (a head read in parts is parsed again).
@@ -100,7 +100,8 @@ struct RequestHead {
             return .invalid(status: 400, message: "malformed request line")
         }
         for i in lineStart..<sp1 where !isToken(base[i]) { return .invalid(status: 400, message: "malformed method") }
-        for i in (sp1 + 1)..<sp2 where base[i] <= space || base[i] == 0x7F {
+        // Visible ASCII only (RFC 3986: anything else is percent-encoded).
+        for i in (sp1 + 1)..<sp2 where base[i] <= space || base[i] >= 0x7F {
             return .invalid(status: 400, message: "malformed request target")
         }
         let version = UnsafeRawBufferPointer(start: base + sp2 + 1, count: lineEnd - sp2 - 1)
@@ -135,6 +136,7 @@ struct RequestHead {
         var contentLength: Int?, host: String?
         var chunked = false, expectContinue = false
         var hosts = 0, invalidHost = false
+        var firstLength = (start: 0, count: 0)
         // Transfer-Encoding over all its lines: how many `chunked`, and the first other coding.
         var chunkedCodings = 0, otherCoding: String?
 
@@ -177,13 +179,21 @@ struct RequestHead {
                     guard isDigit(byte) else { return .invalid(status: 400, message: "invalid Content-Length") }
                     length = length * 10 + Int(byte - UInt8(ascii: "0"))
                 }
-                if let earlier = contentLength, earlier != length {
-                    return .invalid(status: 400, message: "conflicting Content-Length fields")
+                // A repeated Content-Length is refused unless it is the same text (RFC 9110 §8.6:
+                // "03" and "3" agree in value, but not every reader would say so).
+                if contentLength != nil {
+                    guard firstLength.count == value.count, memcmp(base + firstLength.start, value.baseAddress!, value.count) == 0 else {
+                        return .invalid(status: 400, message: "conflicting Content-Length fields")
+                    }
                 }
+                firstLength = (valueStart, value.count)
                 contentLength = length
             case 17 where nameEquals(name, "transfer-encoding"):
                 // Judged once every line is in (RFC 9112 §6.1: the lines combine into one list).
                 transferEncoding = true
+                // An empty element (`, chunked`) is refused here, though RFC 9110 §5.6.1 would
+                // skip it: readers that do not skip it would frame the body otherwise.
+                if hasEmptyElement(value) { return .invalid(status: 400, message: "empty element in Transfer-Encoding") }
                 forEachListElement(value) { coding in
                     if equalsLowercased(coding, "chunked") { chunkedCodings += 1 } else if otherCoding == nil {
                         otherCoding = String(decoding: coding, as: UTF8.self)
@@ -326,6 +336,20 @@ struct RequestHead {
             if a < b { body(UnsafeRawBufferPointer(start: base + a, count: b - a)) }
             start = end + 1
         }
+    }
+
+    /// Whether a comma-separated value has an element that is empty or only spaces and tabs.
+    static func hasEmptyElement(_ value: UnsafeRawBufferPointer) -> Bool {
+        var sawContent = false
+        for byte in value {
+            if byte == 0x2C {
+                if !sawContent { return true }
+                sawContent = false
+            } else if byte != space && byte != tab {
+                sawContent = true
+            }
+        }
+        return !sawContent
     }
 
     /// Whether `bytes`, lowercased, spell `lowercase`.
