@@ -211,9 +211,15 @@ public final class Engine: Sendable {
     /// Runs `rule` when it matches; `nil` when it does not, or when its responder fell through.
     private func attempt(_ rule: Rule, _ borrowed: Unmanaged<Rule>, _ request: MockRequest, _ path: PathSegments, _ lane: EngineLane,
                          _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
-        guard let captures = rule.pattern.match(request, path),
-              passes(rule, request, captures),
-              rule.claim() else { return nil }
+        guard let captures = rule.pattern.match(request, path) else { return nil }
+        if let failure = failedPredicate(rule, request, captures) {
+            guard failure.hasPrefix(Predicate.stoppedMarker) else { return nil }
+            // A condition whose code was stopped (a runaway pattern): a 500, as for a handler.
+            let message = "condition of rule '\(rule.id)' stopped: " + failure.dropFirst(Predicate.stoppedMarker.count)
+            rule.recordHit(stripe: lane.stripe)
+            return Routed(rule: borrowed, response: .text(message + "\n", status: 500), logs: [], error: message)
+        }
+        guard rule.claim() else { return nil }
         let context = RequestContext(request: request, captures: captures, rule: borrowed, engine: self)
         var error: String?
         let response: MockResponse
@@ -242,18 +248,18 @@ public final class Engine: Sendable {
         return Routed(rule: borrowed, response: consume response, logs: context.logs, error: error)
     }
 
-    /// Whether the request meets every predicate of `rule`. Read in place (an iterator would
-    /// retain the rule's array, whose reference count every worker shares).
-    private func passes(_ rule: Rule, _ request: MockRequest, _ captures: RouteCaptures) -> Bool {
+    /// `nil` when the request meets every predicate of `rule`, else the first one's reason. Read
+    /// in place (an iterator would retain the rule's array, whose reference count every worker shares).
+    private func failedPredicate(_ rule: Rule, _ request: MockRequest, _ captures: RouteCaptures) -> String? {
         rule.predicates.withUnsafeBufferPointer { predicates in
-            if predicates.isEmpty { return true }
+            if predicates.isEmpty { return nil }
             let params = captures.dictionary
             for i in predicates.indices {
                 // The operation-name index only offers this rule to requests naming its operation.
                 if let operation = rule.graphQLOperation, predicates[i].graphQLOperation == operation { continue }
-                if predicates[i].check(request, params) != nil { return false }
+                if let reason = predicates[i].check(request, params) { return reason }
             }
-            return true
+            return nil
         }
     }
 

@@ -5,6 +5,10 @@ public enum ValueMatcher: Sendable, CustomStringConvertible {
     case absent
     /// A matcher implemented elsewhere (a Lua pattern, a regular expression), with its description.
     case custom(String, @Sendable (String) -> Bool)
+    /// A matcher that can also fail outright (a Lua pattern stopped by the budget): `nil` when
+    /// the value matches, else a reason; a reason starting with ``Predicate/stoppedMarker`` makes
+    /// the request fail with a `500` rather than fall through.
+    case checked(String, @Sendable (String) -> String?)
 
     /// `nil` when `value` is accepted, else why not (`what` names the item, e.g. `query.page`).
     public func mismatch(_ value: String?, what: String) -> String? {
@@ -19,6 +23,11 @@ public enum ValueMatcher: Sendable, CustomStringConvertible {
         case .custom(let description, let test):
             guard let value else { return "\(what): expected \(description), got nothing" }
             return test(value) ? nil : "\(what): expected \(description), got \(Self.brief(value))"
+        case .checked(let description, let test):
+            guard let value else { return "\(what): expected \(description), got nothing" }
+            guard let failure = test(value) else { return nil }
+            if failure.hasPrefix(Predicate.stoppedMarker) { return Predicate.stoppedMarker + "\(what): " + failure.dropFirst(Predicate.stoppedMarker.count) }
+            return "\(what): expected \(description), got \(Self.brief(value))"
         }
     }
 
@@ -27,7 +36,7 @@ public enum ValueMatcher: Sendable, CustomStringConvertible {
         case .equals(let s): return s
         case .present: return "present"
         case .absent: return "absent"
-        case .custom(let d, _): return d
+        case .custom(let d, _), .checked(let d, _): return d
         }
     }
 
@@ -38,6 +47,10 @@ public enum ValueMatcher: Sendable, CustomStringConvertible {
 /// passes, else a reason a person can read ("json.operationName: expected A, got B").
 public struct Predicate: Sendable {
     public let description: String
+    /// Starts the reason of a condition that could not be decided because its code was stopped
+    /// (a pattern past the instruction budget): the engine answers `500` with it instead of trying
+    /// the next rule, as it would for a handler stopped the same way.
+    public static let stoppedMarker = "\u{1}stopped: "
     /// Whether evaluating it runs user code (Lua); near-miss reports skip those when cheaper
     /// conditions already failed.
     public let isCustomCode: Bool

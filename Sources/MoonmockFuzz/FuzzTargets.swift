@@ -77,7 +77,10 @@ enum FuzzTargets {
         return engine
     }()
     static func luaJSON(_ input: [UInt8]) {
-        guard let expected = try? JSONValue(parsing: input) else { return }
+        // JSON text is UTF-8. (With invalid bytes in strings the host's parser repairs them and
+        // Lua keeps them, so two keys that differ only there are one key to the host and two to
+        // Lua: a known difference, left out here.)
+        guard String(bytes: input, encoding: .utf8) != nil, let expected = try? JSONValue(parsing: input) else { return }
         let exchange = engine.handle(MockRequest(method: "POST", url: "http://f.test/j", headers: ["Content-Type": "application/json"], body: input))
         guard exchange.response.status == 200 else { return }   // nesting past Lua's limits, say: an error, not a crash
         guard let got = try? JSONValue(parsing: exchange.response.body) else {

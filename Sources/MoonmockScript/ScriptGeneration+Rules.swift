@@ -208,7 +208,7 @@ extension ScriptGeneration {
                 stack.getField(t, "pattern")
                 let pattern = stack.string(at: -1) ?? ""
                 stack.pop()
-                return .custom("match '\(pattern)'") { [unowned self] value in self.luaFind(pattern, in: value) }
+                return .checked("match '\(pattern)'") { [unowned self] value in self.luaFind(pattern, in: value) }
             }
         default:
             throw LuaError.host("\(what) must be a string, mock.present, mock.absent or mock.match(...), got \(stack.typeName(at: i))")
@@ -261,8 +261,9 @@ extension ScriptGeneration {
         }
     }
 
-    /// `string.find(value, pattern)` with the pristine library function.
-    func luaFind(_ pattern: String, in value: String) -> Bool {
+    /// `string.find(value, pattern)` with the sandbox's function: `nil` when it finds the pattern,
+    /// else a reason (``Predicate/stoppedMarker`` first when the budget stopped it).
+    func luaFind(_ pattern: String, in value: String) -> String? {
         withVM(nil) {
             let stack = vm.stack
             let top = stack.top
@@ -272,9 +273,10 @@ extension ScriptGeneration {
             stack.push(pattern)
             do {
                 try vm.call(arguments: 2, results: 1)
-                return !stack.isNil(at: -1)
+                return stack.isNil(at: -1) ? "no match" : nil
             } catch {
-                return false
+                let text = message(error)
+                return text.contains("backtracks too much") ? Predicate.stoppedMarker + text : "no match (\(text))"
             }
         }
     }

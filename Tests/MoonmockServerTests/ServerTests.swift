@@ -80,7 +80,7 @@ struct ServerTests {
         }
         #expect(statuses.count == 200)
         #expect(statuses.allSatisfy { $0 == 200 })
-        #expect(elapsed >= 0.95 && elapsed < 3, "took \(elapsed) s")
+        #expect(elapsed >= 0.95 && elapsed < 3 * timeScale, "took \(elapsed) s")
     }
 
     @Test("connection_reset is a TCP reset", arguments: Scheme.allCases)
@@ -151,10 +151,12 @@ struct ServerTests {
     func gracefulStop(scheme: Scheme) async throws {
         let server = try startServer(serverScript, scheme: scheme)
         let port = server.port
-        // /slow answers after 1 s: time enough for the second request to arrive on a busy machine.
+        // The held request first (it stays in flight), then /slow, which answers after 1 s: both are
+        // in flight from the moment /slow arrives, however busy the machine.
+        let held = Task { await onThread { RawHTTP.exchange(server, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 5 * timeScale) } }
+        let heldDeadline = Date().addingTimeInterval(5)
+        while server.requestsInFlight < 1 && Date() < heldDeadline { try await Task.sleep(nanoseconds: 10_000_000) }
         let inFlight = Task { await onThread { RawHTTP.exchange(server, "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") } }
-        try await Task.sleep(nanoseconds: 100_000_000)
-        let held = Task { await onThread { RawHTTP.exchange(server, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 5) } }
         // Both requests reached the server (a loaded machine may take a while to send them).
         let deadline = Date().addingTimeInterval(5)
         while server.requestsInFlight < 2 && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
@@ -162,7 +164,7 @@ struct ServerTests {
         let started = Date()
         server.stop(drainSeconds: 5)
         // It waited for /slow, not for the held connection.
-        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(Date().timeIntervalSince(started) < 3 * timeScale)
         #expect(await inFlight.value.text.hasSuffix(#"{"ok":true}"#))
         #expect(await held.value.bytes.isEmpty)
         #expect(RawHTTP.connect(port) == -1)

@@ -9,6 +9,10 @@ import MoonmockCore
 import MoonmockScript
 import MoonmockServer
 
+/// How much longer a bounded wait may take: sanitizer runs are several times slower
+/// (`scripts/test --sanitize` sets MOONMOCK_TEST_TIME_SCALE).
+let timeScale = Double(ProcessInfo.processInfo.environment["MOONMOCK_TEST_TIME_SCALE"] ?? "") ?? 1
+
 /// A server on 127.0.0.1, port 0, serving `script`; stopped by the caller (or on deinit).
 func startServer(_ script: String, scheme: Scheme = .http, options: ScriptOptions = ScriptOptions(),
                  configure: (inout ServerConfiguration) -> Void = { _ in },
