@@ -48,27 +48,34 @@ public struct URITemplate: Sendable, CustomStringConvertible {
             target = (schemeless ? "//" : request.scheme + "://") + authority + target
         }
         var captures: [String: String] = [:]
-        guard Self.match(tokens[...], Array(target.utf8)[...], &captures) else { return nil }
+        var failed = Set<Int>()
+        guard Self.match(tokens[...], Array(target.utf8)[...], &captures, &failed) else { return nil }
         return captures.mapValues { PercentDecoding.decode($0) }
     }
 
-    private static func match(_ tokens: ArraySlice<Token>, _ input: ArraySlice<UInt8>, _ captures: inout [String: String]) -> Bool {
+    /// Whether `tokens` match all of `input`, filling `captures`. `failed` remembers the (token,
+    /// position) pairs known not to match: adjacent variables (`{a}{b}{c}`) would otherwise try
+    /// every split of the segment, exponentially many (found by fuzzing).
+    private static func match(_ tokens: ArraySlice<Token>, _ input: ArraySlice<UInt8>, _ captures: inout [String: String],
+                              _ failed: inout Set<Int>) -> Bool {
         guard let first = tokens.first else { return input.isEmpty }
+        let key = tokens.startIndex &* 1_000_003 &+ input.startIndex
+        if failed.contains(key) { return false }
         switch first {
         case .literal(let l):
-            guard input.starts(with: l) else { return false }
-            return match(tokens.dropFirst(), input.dropFirst(l.count), &captures)
+            if input.starts(with: l), match(tokens.dropFirst(), input.dropFirst(l.count), &captures, &failed) { return true }
         case .variable(let name):
             // Longest value first, never across '/', '?' or '#'.
             let stop = input.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? input.endIndex
             var end = stop
             while end > input.startIndex {
                 captures[name] = String(decoding: input[input.startIndex..<end], as: UTF8.self)
-                if match(tokens.dropFirst(), input[end...], &captures) { return true }
+                if match(tokens.dropFirst(), input[end...], &captures, &failed) { return true }
                 end -= 1
             }
             captures[name] = nil
-            return false
         }
+        failed.insert(key)
+        return false
     }
 }
