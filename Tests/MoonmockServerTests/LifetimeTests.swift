@@ -73,8 +73,8 @@ struct LifetimeTests {
             clients.append(c)
         }
         let started = Date()
-        #expect(try await eventually(10) { server.connectionsPerWorker.reduce(0, +) == 0 }, "\(server.connectionsPerWorker)")
-        #expect(Date().timeIntervalSince(started) < 9)
+        #expect(try await eventually(10 * timeScale) { server.connectionsPerWorker.reduce(0, +) == 0 }, "\(server.connectionsPerWorker)")
+        #expect(Date().timeIntervalSince(started) < 9 * timeScale)
         #expect(clients.count == 3)
         // A client that reads slowly but steadily keeps its answer.
         let whole = await onThread { () -> Int in
