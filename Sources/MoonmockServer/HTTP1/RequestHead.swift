@@ -249,27 +249,6 @@ struct RequestHead {
                                      expectContinue: expectContinue, host: host), scan)
     }
 
-    /// A target that does not start with `/`: `nil` for the absolute form (`http://host/path`)
-    /// and for `OPTIONS *`, else the refusal.
-    private static func checkTargetForm(_ base: UnsafePointer<UInt8>, _ lineStart: Int, _ sp1: Int, _ sp2: Int) -> Parse? {
-        let method = UnsafeRawBufferPointer(start: base + lineStart, count: sp1 - lineStart)
-        let target = UnsafeRawBufferPointer(start: base + sp1 + 1, count: sp2 - sp1 - 1)
-        if method.elementsEqual("CONNECT".utf8) {
-            return .invalid(status: 501, message: "CONNECT is not supported: Moonmock is not a proxy")
-        }
-        if target.count == 1 && target[0] == UInt8(ascii: "*") {
-            return method.elementsEqual("OPTIONS".utf8) ? nil : .invalid(status: 400, message: "the asterisk form (*) is only for OPTIONS")
-        }
-        // The absolute form: scheme "://" ...; anything else (the authority form host:port) is CONNECT's.
-        var i = 0
-        while i < target.count && (isAlpha(target[i]) || (i > 0 && (isDigit(target[i]) || target[i] == 0x2B || target[i] == 0x2D || target[i] == 0x2E))) { i += 1 }
-        if i > 0 && target.count > i + 3 && target[i] == colonByte && target[i + 1] == slash && target[i + 2] == slash { return nil }
-        return .invalid(status: 400, message: "malformed request target: origin form (/path) or absolute form (http://host/path) expected")
-    }
-
-    @inline(__always)
-    private static func isAlpha(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
-
     /// The line starting at `from`: its content range (CR stripped) and where the next begins;
     /// `nil` when no LF has arrived yet.
     @inline(__always)
@@ -320,51 +299,6 @@ struct RequestHead {
         memcmp(p, literal.utf8Start, literal.utf8CodeUnitCount) == 0
     }
 
-    /// Calls `body` with each element of a comma-separated field value (RFC 9110 §5.6.1), without
-    /// the spaces and tabs around it; empty elements are skipped. Bytes, not `String.split`: a
-    /// `Connection: close` request would otherwise spend a sixth of its instructions here.
-    @inline(__always)
-    static func forEachListElement(_ value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {
-        guard let base = value.baseAddress else { return }
-        var start = 0
-        while start < value.count {
-            var end = start
-            while end < value.count && value[end] != 0x2C { end += 1 }   // ","
-            var a = start, b = end
-            while a < b && (value[a] == space || value[a] == tab) { a += 1 }
-            while b > a && (value[b - 1] == space || value[b - 1] == tab) { b -= 1 }
-            if a < b { body(UnsafeRawBufferPointer(start: base + a, count: b - a)) }
-            start = end + 1
-        }
-    }
-
-    /// Whether a comma-separated value has an element that is empty or only spaces and tabs.
-    static func hasEmptyElement(_ value: UnsafeRawBufferPointer) -> Bool {
-        var sawContent = false
-        for byte in value {
-            if byte == 0x2C {
-                if !sawContent { return true }
-                sawContent = false
-            } else if byte != space && byte != tab {
-                sawContent = true
-            }
-        }
-        return !sawContent
-    }
-
-    /// Whether `bytes`, lowercased, spell `lowercase`.
-    @inline(__always)
-    static func equalsLowercased(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
-        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
-        let expected = lowercase.utf8Start
-        for i in 0..<bytes.count {
-            var byte = bytes[i]
-            if byte >= 0x41 && byte <= 0x5A { byte |= 0x20 }
-            if byte != expected[i] { return false }
-        }
-        return true
-    }
-
     /// `equalsLowercased` for a header name already checked to be all tchars, and a literal of
     /// lowercase letters and `-`: eight bytes at a time, letters folded by setting 0x20 in every
     /// byte. Of all bytes, 0x20 turns only CR into `-`, and CR is no tchar.
@@ -407,7 +341,7 @@ struct RequestHead {
         ByteScan.firstIndex(of: cr, or: 0, in: base, start, end) < end
     }
     @inline(__always)
-    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+    static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
     /// `HTTP/1.x`: the minor version (0 or 1), or `nil`.
     @inline(__always)
@@ -415,76 +349,6 @@ struct RequestHead {
         guard v.count == 8, v[0] == 0x48, v[1] == 0x54, v[2] == 0x54, v[3] == 0x50, v[4] == 0x2F, v[5] == 0x31,
               v[6] == 0x2E, v[7] == 0x30 || v[7] == 0x31 else { return nil }
         return Int(v[7] - 0x30)
-    }
-}
-
-/// The request target and `Host` value of a loop's previous request head. A client sends the
-/// same `Host` on every request and often the same target: when the bytes match, the string
-/// made last time is handed out again (a compare instead of a UTF-8 check and, past 15 bytes,
-/// an allocation).
-struct RecentStrings {
-    private var lastTarget = ""
-    private var lastHost = ""
-
-    mutating func target(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String {
-        Self.reuse(&lastTarget, base, start, end)
-    }
-
-    /// The `Host` value, or `nil` when it is not `host[:port]` (RFC 3986 reg-name, IPv4 or
-    /// `[IPv6]`). Checked only when it differs from the last one, which was valid.
-    mutating func host(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String? {
-        let n = end - start
-        if lastHost.utf8.count == n && lastHost.withUTF8Bytes({ n == 0 || memcmp($0.baseAddress!, base + start, n) == 0 }) {
-            return lastHost
-        }
-        guard Self.isValidHost(base + start, n) else { return nil }
-        lastHost = String(decoding: UnsafeBufferPointer(start: base + start, count: n), as: UTF8.self)
-        return lastHost
-    }
-
-    /// `uri-host [ ":" port ]` (RFC 9112 §3.2, RFC 3986 §3.2.2): a reg-name or IPv4 address, or
-    /// an IP literal in brackets, then at most five port digits. Empty is valid here (the caller
-    /// decides what an empty `Host` means).
-    static func isValidHost(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
-        var i = 0
-        if n > 0 && p[0] == 0x5B {   // "["
-            i = 1
-            while i < n && p[i] != 0x5D {   // "]"
-                let b = p[i]
-                guard (b >= 0x30 && b <= 0x39) || ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x66) || b == 0x3A || b == 0x2E else { return false }
-                i += 1
-            }
-            guard i < n, i > 1 else { return false }
-            i += 1
-        } else {
-            // unreserved, sub-delims and "%" (of pct-encoded).
-            let regName: StaticString = """
-                00000000000000000000000000000000\
-                01001111111111101111111111010100\
-                01111111111111111111111111100001\
-                01111111111111111111111111100010
-                """
-            while i < n && p[i] != 0x3A {
-                guard p[i] < 128 && regName.utf8Start[Int(p[i])] == 0x31 else { return false }
-                i += 1
-            }
-        }
-        if i == n { return true }
-        guard p[i] == 0x3A, n - i - 1 <= 5 else { return false }
-        i += 1
-        while i < n {
-            guard p[i] >= 0x30 && p[i] <= 0x39 else { return false }
-            i += 1
-        }
-        return true
-    }
-
-    @inline(__always)
-    private static func reuse(_ last: inout String, _ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> String {
-        let n = end - start
-        let same = last.utf8.count == n && last.withUTF8Bytes { n == 0 || memcmp($0.baseAddress!, base + start, n) == 0 }
-        if !same { last = String(decoding: UnsafeBufferPointer(start: base + start, count: n), as: UTF8.self) }
-        return last
     }
 }
 
