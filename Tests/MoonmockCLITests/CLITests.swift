@@ -285,12 +285,6 @@ struct ServeCommandTests {
         let port = try #require(text.split(separator: "\n").first?.split(separator: ":").last.flatMap { Int($0) })
         // Blocking sockets and curl on a thread of their own, not on the test pool every test shares.
         let (body, elapsed, told) = await cliThread { () -> (String, Double, Int) in
-        // (This process opens hundreds of sockets while other tests run: room for them.)
-        var limit = rlimit()
-        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 && limit.rlim_cur < limit.rlim_max {
-            limit.rlim_cur = limit.rlim_max
-            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        }
         // 100 clients that start a head and never finish it: more than the server has descriptors.
         var slow: [Int32] = []
         defer { slow.forEach { close($0) } }
