@@ -187,23 +187,8 @@ struct CLITests {
 struct ServeCommandTests {
     @Test("serve on port 0 prints the port, answers, and exits 0 on SIGTERM after draining")
     func serve() async throws {
-        let process = Process()
-        process.executableURL = CLIRunner.binary
-        process.arguments = ["serve", "examples/mocks.lua", "--port", "0", "--log", "compact"]
-        process.currentDirectoryURL = CLIRunner.packageRoot
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, out, text) = try launchServe(["examples/mocks.lua", "--port", "0", "--log", "compact"], until: "\n")
         defer { if process.isRunning { process.terminate() } }
-
-        var text = ""
-        let deadline = Date().addingTimeInterval(20)
-        while !text.contains("\n"), Date() < deadline {
-            let data = out.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
-        }
         let firstLine = text.split(separator: "\n").first.map(String.init) ?? ""
         let auto = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
         #expect(firstLine.hasPrefix("moonmock: serving mocks.lua (9 rules, \(auto == 1 ? "1 VM" : "\(auto) VMs")) on http://127.0.0.1:"))
@@ -226,25 +211,9 @@ struct ServeCommandTests {
     func serveSelfSigned() async throws {
         let cache = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-cache-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: cache) }
-        let process = Process()
-        process.executableURL = CLIRunner.binary
-        process.arguments = ["serve", "examples/mocks.lua", "--port", "0", "--tls", "self-signed", "--tls-name", "api.test"]
-        process.currentDirectoryURL = CLIRunner.packageRoot
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_CACHE_HOME"] = cache.path
-        process.environment = environment
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, _, text) = try launchServe(["examples/mocks.lua", "--port", "0", "--tls", "self-signed", "--tls-name", "api.test"],
+                                                 environment: ["XDG_CACHE_HOME": cache.path], until: "admin API")
         defer { if process.isRunning { process.terminate() } }
-        var text = ""
-        let deadline = Date().addingTimeInterval(20)
-        while !text.contains("admin API"), Date() < deadline {
-            let data = out.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
-        }
         let ca = cache.appendingPathComponent("moonmock/tls/ca.pem").path
         #expect(text.contains("moonmock: self-signed certificate for localhost, 127.0.0.1, ::1, api.test"), "\(text)")
         #expect(text.contains("clients trust it with the local CA at \(ca) (curl --cacert \(ca))"), "\(text)")
@@ -516,4 +485,26 @@ func rawConnect(_ port: Int) -> Int32 {
 /// a two-core machine) would hold up every other test's tasks.
 func cliThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in Thread { continuation.resume(returning: work()) }.start() }
+}
+
+/// Starts `moonmock serve ARGUMENTS` in the package root and reads its standard output until
+/// `marker` appears (or 20 s pass): the process, its output pipe, and what it printed so far.
+func launchServe(_ arguments: [String], environment extra: [String: String] = [:], until marker: String) throws -> (Process, Pipe, String) {
+    let process = Process()
+    process.executableURL = CLIRunner.binary
+    process.arguments = ["serve"] + arguments
+    process.currentDirectoryURL = CLIRunner.packageRoot
+    if !extra.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 } }
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    var text = ""
+    let deadline = Date().addingTimeInterval(20)
+    while !text.contains(marker), Date() < deadline {
+        let data = out.fileHandleForReading.availableData
+        if data.isEmpty { break }
+        text += String(decoding: data, as: UTF8.self)
+    }
+    return (process, out, text)
 }
