@@ -25,7 +25,7 @@ public final class Moonmock: @unchecked Sendable {
     /// The same class, typed.
     private let taggedClass: MoonmockURLProtocol.Type
 
-    private let settings = Mutex(Settings())
+    private let settings = Locked(Settings())
     private struct Settings {
         var unmatched: UnmatchedPolicy = .fail
         var logging: RequestLogging = .none
@@ -229,9 +229,9 @@ public final class Moonmock: @unchecked Sendable {
 /// custom protocol anything that identifies the session's configuration.
 enum InstanceRegistry {
     private struct Weak { weak var instance: Moonmock? }
-    private static let instances = Mutex<[ObjectIdentifier: Weak]>([:])
+    private static let instances = Locked<[ObjectIdentifier: Weak]>([:])
     private static let counter = Atomic<Int>(1)
-    private static let globalInstance = Mutex<Weak>(Weak())
+    private static let globalInstance = Locked<Weak>(Weak())
 
     static var global: Moonmock? {
         get { globalInstance.withLock { $0.instance } }

@@ -95,7 +95,7 @@ struct SessionFacts: Sendable {
     /// 0 until the first read checks the place against a `Mirror`, then 1 (agreed) or -1 (use the `Mirror`).
     private static let sessionOffsetChecked = Atomic<Int>(0)
 
-    private static let cache = Mutex<[ObjectIdentifier: (session: WeakSession, facts: SessionFacts)]>([:])
+    private static let cache = Locked<[ObjectIdentifier: (session: WeakSession, facts: SessionFacts)]>([:])
 }
 
 /// A session held without keeping it alive: its identifier may be reused once it is gone.

@@ -3,7 +3,6 @@ import Foundation
 import FoundationNetworking
 #endif
 import MoonmockCore
-import Synchronization
 
 /// The in-process transport: turns a `URLRequest` into a ``MockRequest``, runs it through the
 /// owning instance's ``Engine`` and delivers the result through the protocol client.
@@ -27,7 +26,7 @@ public class MoonmockURLProtocol: URLProtocol {
     }
     /// Inline, not an `NSLock` object: one protocol object is made and freed per request, on
     /// the session's serial work queue.
-    private let pending = Mutex(Pending())
+    private let pending = Locked(Pending())
     /// A dribbled body goes out in one piece at the end: the task hands its data to a completion
     /// handler (or `async data(for:)`), and swift-corelibs-foundation gives those only the data
     /// of the last `didLoad` call. Delegates still get the slices as they come.

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The Mock-Bundles a script declared and which folder each one serves now. Switching to
 /// another folder swaps the whole set at once, like a server moving to another state; the
@@ -40,7 +39,7 @@ public final class BundleRegistry: Sendable {
         var switched: [String: String] = [:]
     }
 
-    private let store = Mutex(Store())
+    private let store = Locked(Store())
 
     public init() {}
 

@@ -35,7 +35,7 @@ public final class Engine: Sendable {
     public let environment: MockEnvironment
     /// Runtime and script rules as one immutable snapshot: a request takes one lock and one
     /// retain to read both.
-    private let sets = Mutex(RuleSets(runtime: .empty, script: .empty))
+    private let sets = Locked(RuleSets(runtime: .empty, script: .empty))
     /// Bumped with every change of `sets`: a thread re-reads its snapshot when this moved.
     private let version = Atomic<Int>(0)
     private let nextID = Atomic<Int>(1)

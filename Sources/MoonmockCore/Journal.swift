@@ -1,4 +1,3 @@
-import Synchronization
 
 /// One request as the engine saw it, matched or not.
 public struct JournalEntry: Sendable {
@@ -60,9 +59,9 @@ public final class Journal: Sendable {
 
     /// One ring and its lock, padded so that neighbouring stripes share no cache line.
     private final class Stripe: Sendable {
-        let ring: Mutex<Ring>
+        let ring: Locked<Ring>
         private let padding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
-        init(capacity: Int) { ring = Mutex(Ring(slots: Array(repeating: nil, count: capacity))) }
+        init(capacity: Int) { ring = Locked(Ring(slots: Array(repeating: nil, count: capacity))) }
     }
 
     public let capacity: Int

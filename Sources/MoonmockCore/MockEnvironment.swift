@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Where time, ids and randomness come from, so tests can pin them.
 ///
@@ -36,7 +35,7 @@ public struct MockEnvironment: Sendable {
 
     /// A pinned clock, UUIDs handed out in order (then counting on), and a seeded generator.
     public static func fixed(now: Double, uuids: [String] = [], seed: UInt64 = 1) -> MockEnvironment {
-        let counter = Mutex(0)
+        let counter = Locked(0)
         return MockEnvironment(
             now: { now },
             uuid: {
@@ -65,9 +64,9 @@ public struct MockEnvironment: Sendable {
 
 /// A thread-safe, seedable generator (SplitMix64): same seed, same sequence.
 public final class RandomSource: Sendable {
-    private let state: Mutex<UInt64>
+    private let state: Locked<UInt64>
 
-    public init(seed: UInt64) { state = Mutex(seed) }
+    public init(seed: UInt64) { state = Locked(seed) }
 
     public func next() -> UInt64 {
         state.withLock { s in

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A value in ``StateStore``.
 public enum StateValue: Sendable, Equatable, CustomStringConvertible {
@@ -80,7 +79,7 @@ public final class StateStore: Sendable {
         }
     }
 
-    private let store = Mutex(Store())
+    private let store = Locked(Store())
     private let clock: @Sendable () -> Double
     /// The most the keys and values may take, in bytes (each entry counts its key's and string
     /// value's UTF-8 bytes plus 48).

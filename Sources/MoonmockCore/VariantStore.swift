@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Which named alternative ("variant") each rule answers with: the list the current script
 /// declares and the choice made at runtime (from Swift, the admin API or the dashboard).
@@ -45,8 +44,8 @@ public final class VariantStore: Sendable {
         var chosen: [String: String?] = [:]
     }
 
-    private let store = Mutex(Store())
-    private let stubDelay = Mutex<Double>(0)
+    private let store = Locked(Store())
+    private let stubDelay = Locked<Double>(0)
 
     public init() {}
 

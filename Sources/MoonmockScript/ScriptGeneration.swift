@@ -2,7 +2,6 @@ import CLua
 import Foundation
 import LuaBridge
 import MoonmockCore
-import Synchronization
 
 /// One loaded version of a `mocks.lua`: its Lua VM, the rules it registered and the files it
 /// read. Requests run on the generation they started on; hot reload builds a new generation
@@ -76,7 +75,7 @@ public final class ScriptGeneration: @unchecked Sendable {
 
     /// Counters behind `mock.sequence`, by sequence id.
     final class SequenceCounters: Sendable {
-        private let hits = Mutex<[Int: Int]>([:])
+        private let hits = Locked<[Int: Int]>([:])
         /// The hit number (0-based) of this request for sequence `id`.
         func next(_ id: Int) -> Int {
             hits.withLock { h in

@@ -1,6 +1,5 @@
 import Foundation
 import MoonmockCore
-import Synchronization
 
 /// Owns a script file for an engine and reloads it: on demand, or on every save while
 /// watching. A new generation replaces the old one only if it loads; requests in flight finish
@@ -57,7 +56,7 @@ public final class ScriptHost: @unchecked Sendable {
     private let log: (@Sendable (String) -> Void)?
     private let loader: @Sendable () throws -> ScriptGeneration
     private let reloadLock = NSLock()
-    private let state: Mutex<(status: Status, current: ScriptGeneration)>
+    private let state: Locked<(status: Status, current: ScriptGeneration)>
     private let watcherLock = NSLock()
     private var _watcher: FileWatcher?
     /// The watcher, read and written under its own lock (reloads run on the watcher's thread).
@@ -94,7 +93,7 @@ public final class ScriptHost: @unchecked Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let generation = try loader()
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
-        state = Mutex((Status(file: generation.displayName, generation: 1, loadedAt: engine.environment.now(), loadMilliseconds: ms,
+        state = Locked((Status(file: generation.displayName, generation: 1, loadedAt: engine.environment.now(), loadMilliseconds: ms,
                               rules: generation.rules.count, lastError: nil, watching: false, vms: generation.vmCount,
                               oneVMReason: generation.sharing?.reason), generation))
     }

@@ -74,7 +74,7 @@ public final class ScriptPool: Sendable {
         // The other VMs load and check at once, a thread each: on many cores a reload then takes
         // about one load and check, not one per VM (each VM is a Lua state of its own).
         let sequenceHits = first.sequenceHits
-        let others = Mutex([Result<(ScriptGeneration, SharingVerdict), any Error>?](repeating: nil, count: most - 1))
+        let others = Locked([Result<(ScriptGeneration, SharingVerdict), any Error>?](repeating: nil, count: most - 1))
         DispatchQueue.concurrentPerform(iterations: most - 1) { i in
             let loaded = Result { () throws -> (ScriptGeneration, SharingVerdict) in
                 let g = try ScriptGeneration.load(file: file, engine: engine, options: options, sequenceHits: sequenceHits)

@@ -1,10 +1,9 @@
 import Foundation
 import MoonmockCore
-import Synchronization
 
 /// The sessions the dashboard's sign-in opens: random ids, held by the server while it runs.
 final class AdminSessions: Sendable {
-    private let ids = Mutex<Set<String>>([])
+    private let ids = Locked<Set<String>>([])
 
     /// A new session id (32 random bytes, hex).
     func open() -> String {

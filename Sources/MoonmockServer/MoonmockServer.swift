@@ -2,7 +2,6 @@ import CLinuxIO
 import Foundation
 import MoonmockCore
 import MoonmockScript
-import Synchronization
 
 /// The socket transport: an HTTP/1.1 server that runs every request through the same
 /// ``Engine`` as the in-process transport. Both schemes are served by Moonmock's own strict
@@ -28,7 +27,7 @@ public final class MoonmockServer: @unchecked Sendable {
     let scriptStatus: (@Sendable () -> JSONValue)?
     let admin: AdminAPI
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private struct State {
         var port = 0
         var stopping = false

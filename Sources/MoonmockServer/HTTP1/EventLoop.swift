@@ -45,7 +45,7 @@ final class EventLoop: @unchecked Sendable {
         /// The loop has ended and closed its descriptors.
         var closed = false
     }
-    let commands = Mutex(Commands())
+    let commands = Locked(Commands())
     let finished = DispatchSemaphore(value: 0)
 
     // Owned by the loop's thread.
