@@ -26,6 +26,41 @@ local function where()
   end
 end
 local function fail(msg) error(where() .. msg, 0) end
+-- what a wrong value was, for messages: a number shows itself, anything else its type
+local function given(v)
+  if type(v) == "number" then return tostring(v) end
+  if type(v) == "string" then return "string \"" .. v .. "\"" end
+  return type(v)
+end
+-- the name in `names` nearest to `name` (edit distance at most a third of its length, and 2
+-- at least), or nil
+local function nearest(name, names)
+  local best, best_d = nil, math.max(2, #name // 3) + 1
+  for _, candidate in ipairs(names) do
+    local a, b = name:lower(), candidate:lower()
+    local prev = {}
+    for j = 0, #b do prev[j] = j end
+    for i = 1, #a do
+      local cur = { [0] = i }
+      for j = 1, #b do
+        local cost = a:byte(i) == b:byte(j) and 0 or 1
+        cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+      end
+      prev = cur
+    end
+    if prev[#b] < best_d or (prev[#b] == best_d and best and candidate < best) then best, best_d = candidate, prev[#b] end
+  end
+  if best_d > math.max(2, #name // 3) then return nil end
+  return best
+end
+-- A response value given where a handler belongs: a function, a table, a string, a builder.
+local function check_handler(handler, what, which)
+  local t = type(handler)
+  if handler == nil then fail(what .. ": missing handler (a function or a response value)") end
+  if t ~= "function" and t ~= "table" and t ~= "string" then
+    fail(what .. ": " .. which .. " must be a handler function or a response value, got " .. given(handler))
+  end
+end
 local function check_type(v, want, what)
   if type(v) ~= want then fail(what .. " must be a " .. want .. ", got " .. type(v)) end
 end
@@ -50,7 +85,7 @@ local function response(kind, fields, opts, what)
   fields.kind = kind
   if opts.status ~= nil then
     if math.type(opts.status) ~= "integer" or opts.status < 100 or opts.status > 599 then
-      fail(what .. ": status must be an integer from 100 to 599")
+      fail(what .. ": status must be an integer from 100 to 599, got " .. given(opts.status))
     end
     fields.status = opts.status
   end
@@ -213,7 +248,7 @@ local function verb(method)
   return function(pattern, handler, opts)
     local what = "mock." .. (method and method:lower() or "any")
     check_type(pattern, "string", what .. " pattern")
-    if handler == nil then fail(what .. ": missing handler (a function or a response value)") end
+    check_handler(handler, what, "the second argument")
     opts = check_opts(opts, rule_opts, what)
     register({ method = method, path = pattern, respond = handler, opts = opts }, what)
   end
@@ -223,7 +258,7 @@ mock.any = verb(nil)
 
 function mock.graphql(operation, handler, opts)
   check_type(operation, "string", "mock.graphql operation name")
-  if handler == nil then fail("mock.graphql: missing handler (a function or a response value)") end
+  check_handler(handler, "mock.graphql", "the second argument")
   opts = check_opts(opts, graphql_opts, "mock.graphql")
   local path = opts.path or "/graphql"
   check_type(path, "string", "mock.graphql path")
@@ -238,6 +273,7 @@ function mock.route(spec)
   check_type(spec, "table", "mock.route argument")
   check_opts(spec, route_keys, "mock.route")
   if spec.respond == nil then fail("mock.route: missing respond") end
+  check_handler(spec.respond, "mock.route", "respond")
   if spec.path ~= nil and spec.url ~= nil then fail("mock.route: give path or url, not both") end
   local pattern = spec.url or spec.path or "/*"
   check_type(pattern, "string", "mock.route path")
@@ -312,6 +348,34 @@ end
 -- (Told apart by their metatable's __metatable: a table keyed by them would be load-time state
 -- the VM-sharing check looks into.)
 local FROZEN = "the read-only mock API"
+-- A name that is not there is a mistake, not a nil: say which name was meant.
+local function suggest(t, name)
+  setmetatable(t, { __index = function(_, k)
+    local names = {}
+    for key in pairs(t) do names[#names + 1] = key end
+    local near = type(k) == "string" and nearest(k, names)
+    local shown = name .. "." .. tostring(k)
+    if near then error(where() .. shown .. " is not a function; did you mean " .. name .. "." .. near .. "?", 0) end
+    error(where() .. shown .. " does not exist (the mock API is listed in docs/language.md)", 0)
+  end })
+end
+suggest(mock, "mock")
+suggest(state, "mock.state")
+-- Reading a global nobody set, in a handler, is a typo or a missing definition; nil would only
+-- hide it.
+-- (Moonmock's own chunks and C functions may look a global up to see whether it is there.)
+setmetatable(_ENV, { __index = function(_, k)
+  if type(k) ~= "string" then return nil end
+  -- (While the script loads, `x = x or 0` is a common way to start a global.)
+  if H.loading() then return nil end
+  local info = getinfo(2, "S")
+  if not info or info.what == "C" or info.source:sub(1, 9) == "=moonmock" then return nil end
+  local names = {}
+  for key in next, _ENV do if type(key) == "string" then names[#names + 1] = key end end
+  local near = nearest(k, names)
+  error(where() .. "reading undefined global '" .. k .. "'"
+    .. (near and ("; did you mean '" .. near .. "'?") or " (define it before use, or make it a local)"), 0)
+end })
 local function freeze(t, name, call)
   return setmetatable({}, {
     __index = t,

@@ -66,6 +66,7 @@ extension ScriptGeneration {
                 return 2
             } catch { stack.pushNil(); stack.push(message(error)); return 2 }
         }
+        vm.setFunction("loading", in: H) { [unowned self] stack in stack.push(self.loading); return 1 }
         vm.setFunction("sequence_id", in: H) { [unowned self] stack in
             guard self.loading else {
                 stack.pushNil(); stack.push("sequences must be created while the script loads, not inside a handler")

@@ -40,6 +40,14 @@ enum SharingCheck {
     local real = face and rawget(face, "__index")
     local jm = type(real) == "table" and getmeta(real) or face
     p.jsonCall = jm and rawget(jm, "__call")
+    -- What reads of a missing global, mock.* or mock.state.* name call: they only raise.
+    local function indexer(t) local m = getmeta(t); local f = m and rawget(m, "__index"); return type(f) == "function" and f or nil end
+    p.raisers = { indexer(G) }
+    for _, f in ipairs { mock, mock.state } do
+      local m = getmeta(f)
+      local real = m and rawget(m, "__index")
+      if type(real) == "table" then p.raisers[#p.raisers + 1] = indexer(real) end
+    end
     return p
     """#
 
@@ -404,6 +412,7 @@ trusted[mock.json] = function(args)   -- the table, called
   return builder(rest)
 end
 if pristine.jsonCall then trusted[pristine.jsonCall] = builder end
+for _, f in ipairs(pristine.raisers or {}) do trusted[f] = hostService end
 -- The read-only faces of mock, mock.json and mock.state: setting a field fails the request in
 -- every VM alike; calling mock.json builds; iterating follows the real table's order.
 for _, face in ipairs(pristine.faces or {}) do

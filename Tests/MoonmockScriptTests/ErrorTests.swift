@@ -103,7 +103,9 @@ struct ErrorTests {
         let (engine, _) = try makeEngine("mock.get('/x', function() \(call) return 'escaped' end)")
         let ex = engine.send("GET", "/x")
         #expect(ex.status == 500)
-        #expect(ex.text.contains("attempt to") && !ex.text.contains("escaped"))
+        // `io` and the rest are not there: reading one is an undefined global, calling a removed
+        // function a call of nil.
+        #expect((ex.text.contains("attempt to") || ex.text.contains("reading undefined global")) && !ex.text.contains("escaped"))
     }
 
     @Test("a binary chunk cannot be loaded from a script")
