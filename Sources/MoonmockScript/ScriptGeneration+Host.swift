@@ -122,8 +122,10 @@ extension ScriptGeneration {
         lua_setfield(L, registry, SharingCheck.pristineKey)
     }
 
-    private func installStateFunctions(_ H: Int32) {
-        let state = engine.state
+    /// `state_get` … `state_flush` in the table at `H`, on `store` (the engine's own by default;
+    /// ``SpecRunner`` hands its spec VM the store of the engine under test).
+    func installStateFunctions(_ H: Int32, store: StateStore? = nil) {
+        let state = store ?? engine.state
         vm.setFunction("state_get", in: H) { stack in
             pushState(state.get(try stack.checkString(1, "key")), stack); return 1
         }

@@ -14,7 +14,7 @@ enum Check {
                 if arg == "-h" || arg == "--help" { print(MoonmockCLI.checkUsage); return 0 }
                 let used = try flags.parse(arguments, at: i)
                 if used > 0 { i += used; continue }
-                if arg.hasPrefix("-") && arg != "-" { throw UsageError("unknown option '\(arg)'") }
+                if arg.hasPrefix("-") && arg != "-" { throw UsageError(MoonmockCLI.unknownOption(arg, usage: MoonmockCLI.checkUsage)) }
                 positional.append(arg)
                 i += 1
             }

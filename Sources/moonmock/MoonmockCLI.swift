@@ -13,6 +13,9 @@ enum MoonmockCLI {
     commands:
       serve [SCRIPT]                     serve a script over HTTP (default ./mocks.lua)
       check SCRIPT                       load and validate a script, list its rules
+      test [SCRIPT] [SPEC...]            run spec files (*_test.lua) against a script
+      init [DIR]                         write a small working mocks folder
+      types [--write DIR | --path]       the editor annotations of the mock API
       request SCRIPT METHOD URL          run one request through a script, print it like curl -i
       convert bundle|stubs DIR           print a mocks.lua equivalent to a Mock-Bundle or stubs folder
       help [COMMAND]                     show help
@@ -126,7 +129,10 @@ enum MoonmockCLI {
             case "serve": print(serveUsage)
             case "convert": print(convertUsage)
             case "request": print(requestUsage)
-            case let other?: return usageError("unknown command '\(other)'", usage)
+            case "test": print(Test.usage)
+            case "init": print(Init.usage)
+            case "types": print(Init.typesUsage)
+            case let other?: return usageError(unknownCommand(other), usage)
             }
             return 0
         case "--version", "version":
@@ -140,9 +146,40 @@ enum MoonmockCLI {
             return Convert.run(rest)
         case "request":
             return Request.run(rest)
+        case "test":
+            return Test.run(rest)
+        case "init":
+            return Init.run(rest)
+        case "types":
+            return Init.types(rest)
         default:
-            return usageError("unknown command '\(command)'", usage)
+            return usageError(unknownCommand(command), usage)
         }
+    }
+
+    static let commands = ["serve", "check", "test", "request", "init", "types", "convert", "help", "version"]
+
+    /// "unknown command 'x'", with the nearest command when there is one.
+    static func unknownCommand(_ name: String) -> String {
+        "unknown command '\(name)'" + (EditDistance.nearest(to: name, among: commands).map { "; did you mean '\($0)'?" } ?? "")
+    }
+
+    /// "unknown option '--x'", with the nearest of `options` when there is one.
+    static func unknownOption(_ option: String, among options: [String]) -> String {
+        let name = option.split(separator: "=", maxSplits: 1).first.map(String.init) ?? option
+        return "unknown option '\(option)'" + (EditDistance.nearest(to: name, among: options).map { "; did you mean '\($0)'?" } ?? "")
+    }
+
+    /// "unknown option '--x'" with the nearest option that `usage` lists.
+    static func unknownOption(_ option: String, usage: String) -> String {
+        var options: [String] = []
+        var rest = Substring(usage)
+        while let start = rest.range(of: "--") {
+            let name = rest[start.lowerBound...].prefix { $0 == "-" || $0.isLetter || $0.isNumber }
+            if name.count > 2 { options.append(String(name)) }
+            rest = rest[name.endIndex...]
+        }
+        return unknownOption(option, among: options)
     }
 
     /// Prints `moonmock: message` and the usage to stderr; returns 64 (EX_USAGE).

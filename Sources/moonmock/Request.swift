@@ -47,7 +47,7 @@ enum Request {
                 default:
                     let used = try flags.parse(arguments, at: i)
                     if used > 0 { i += used; continue }
-                    if arg.hasPrefix("-") { throw UsageError("unknown option '\(arg)'") }
+                    if arg.hasPrefix("-") { throw UsageError(MoonmockCLI.unknownOption(arg, usage: MoonmockCLI.requestUsage)) }
                     positional.append(arg)
                     i += 1
                 }

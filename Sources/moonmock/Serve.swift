@@ -94,7 +94,7 @@ enum Serve {
                 default:
                     let used = try flags.parse(arguments, at: i)
                     if used > 0 { i += used; continue }
-                    if arg.hasPrefix("-") { throw UsageError("unknown option '\(arg)'") }
+                    if arg.hasPrefix("-") { throw UsageError(MoonmockCLI.unknownOption(arg, usage: MoonmockCLI.serveUsage)) }
                     guard script == nil else { throw UsageError("unexpected argument '\(arg)'") }
                     script = arg
                     i += 1

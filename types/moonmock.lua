@@ -1,0 +1,262 @@
+---@meta moonmock
+-- LuaLS definitions for Moonmock's `mock` API and the request table `req`.
+-- Written by `moonmock types --write DIR`; point `.luarc.json` at this folder
+-- (`"workspace.library": ["types"]`). Reference: docs/language.md.
+
+---A value a rule answers with: a builder's result, a table (JSON 200) or a string (text 200).
+---@alias mock.Response mock.Built|table|string
+
+---A handler: a function of the request returning a response, or `nil` to pass to the next rule.
+---@alias mock.Handler fun(req: mock.Request): mock.Response?
+
+---A query or header condition: equal to a string, or one of the matchers.
+---@alias mock.Condition string|mock.Matcher
+
+---Milliseconds, uniform between `min` and `max`, or log-normal around `median`.
+---@alias mock.Delay number|{ min: number, max: number }|{ median: number, sigma: number }
+
+---@alias mock.FaultKind "connection_reset"|"empty_response"|"malformed_chunk"|"timeout"|"dribble"
+
+---A response built by `mock.json`, `mock.text`, `mock.file`, `mock.template`, `mock.status`,
+---`mock.redirect`, `mock.fault`, `mock.sequence` or `mock.variants`.
+---@class mock.Built
+
+---A matcher: `mock.present`, `mock.absent` or `mock.match(pattern)`.
+---@class mock.Matcher
+
+---@class mock.ResponseOptions
+---@field status? integer            100 to 599
+---@field headers? table<string, string>
+---@field delay? mock.Delay
+---@field fault? mock.FaultKind
+---@field bytes_per_second? integer  with `fault = "dribble"`
+
+---@class mock.RuleOptions
+---@field status? integer            applied to what the handler returns, unless it sets its own
+---@field headers? table<string, string>
+---@field delay? mock.Delay
+---@field times? integer             the rule retires after this many answers
+---@field name? string               how the admin API, the journal and `verify` call the rule
+---@field priority? integer          higher is tried first (default 0)
+
+---@class mock.GraphQLOptions: mock.RuleOptions
+---@field path? string               default "/graphql"
+
+---@class mock.RouteSpec
+---@field method? string             default: any method
+---@field path? string               a pattern: "/users/:id", "/files/*rest"
+---@field url? string                a full URL pattern, pinning scheme, host and port
+---@field host? string
+---@field query? table<string, mock.Condition>
+---@field headers? table<string, mock.Condition>
+---@field json? table                a subset the JSON body must contain
+---@field body? string|mock.Matcher
+---@field when? fun(req: mock.Request): boolean?
+---@field respond mock.Handler|mock.Response
+---@field times? integer
+---@field name? string
+---@field priority? integer
+---@field status? integer
+---@field delay? mock.Delay
+
+---The request a handler gets.
+---@class mock.Request
+---@field method string              as sent: "GET"
+---@field url string                 the absolute URL
+---@field scheme string
+---@field host string
+---@field port integer?
+---@field path string                without the query
+---@field params table<string, string>      captures of the pattern
+---@field query table<string, string>       the first value of each query item
+---@field query_all table<string, string[]> every value of each query item
+---@field headers table<string, string>     lower-cased names
+---@field cookies table<string, string>
+---@field body string                the raw body (binary-safe)
+---@field json any                   the body decoded as JSON, or nil
+---@field id integer                 the journal id
+
+---@class mock.BundleOptions
+---@field handle_all? boolean        answer 501 to what the bundle lacks
+---@field name? string
+
+---@class mock.StubsOptions
+---@field delay? number              seconds before every stub's answer
+
+---The host's key-value store: shared by every VM and both doors, kept across reloads.
+---@class mock.State
+local State = {}
+---@param key string
+---@return boolean|number|string|nil
+function State:get(key) end
+---@param key string
+---@param value boolean|number|string|nil  nil deletes
+---@param ttl? number                      seconds
+function State:set(key, value, ttl) end
+---Sets `key` only if it is absent.
+---@param key string
+---@param value boolean|number|string
+---@param ttl? number
+---@return boolean added
+function State:add(key, value, ttl) end
+---Adds `by` (1) to the value (`initial`, 0, when absent) and returns the new value.
+---@param key string
+---@param by? number
+---@param initial? number
+---@return number
+function State:incr(key, by, initial) end
+---@param key string
+---@return boolean existed
+function State:delete(key) end
+---@return string[]
+function State:keys() end
+function State:flush() end
+
+---JSON: call it to build a response, or use its codec.
+---@class mock.JSON
+---@overload fun(value: any, opts?: mock.ResponseOptions): mock.Built
+local JSON = {}
+---Sorted keys; integers stay integral; `mock.null` is null.
+---@param value any
+---@return string
+function JSON.encode(value) end
+---@param text string
+---@return any
+function JSON.decode(text) end
+---Marks a table, empty or not, as a JSON array.
+---@param t? table
+---@return table
+function JSON.array(t) end
+---JSON `null`.
+---@type lightuserdata
+JSON.null = nil
+
+---@class mock
+mock = {}
+
+---@type mock.JSON
+mock.json = JSON
+---JSON `null`.
+---@type lightuserdata
+mock.null = nil
+---@type mock.State
+mock.state = State
+---Matches a query item or header that is there, with any value.
+---@type mock.Matcher
+mock.present = nil
+---Matches a query item or header that is not there.
+---@type mock.Matcher
+mock.absent = nil
+
+---@param pattern string  "/users/:id", "/users/{id}", "/files/*rest", or a full URL
+---@param handler mock.Handler|mock.Response
+---@param opts? mock.RuleOptions
+function mock.get(pattern, handler, opts) end
+---@param pattern string
+---@param handler mock.Handler|mock.Response
+---@param opts? mock.RuleOptions
+function mock.post(pattern, handler, opts) end
+---@param pattern string
+---@param handler mock.Handler|mock.Response
+---@param opts? mock.RuleOptions
+function mock.put(pattern, handler, opts) end
+---@param pattern string
+---@param handler mock.Handler|mock.Response
+---@param opts? mock.RuleOptions
+function mock.patch(pattern, handler, opts) end
+---@param pattern string
+---@param handler mock.Handler|mock.Response
+---@param opts? mock.RuleOptions
+function mock.delete(pattern, handler, opts) end
+---@param pattern string
+---@param handler mock.Handler|mock.Response
+---@param opts? mock.RuleOptions
+function mock.head(pattern, handler, opts) end
+---@param pattern string
+---@param handler mock.Handler|mock.Response
+---@param opts? mock.RuleOptions
+function mock.options(pattern, handler, opts) end
+---Any method.
+---@param pattern string
+---@param handler mock.Handler|mock.Response
+---@param opts? mock.RuleOptions
+function mock.any(pattern, handler, opts) end
+
+---A POST whose JSON body (or batch) names `operationName`.
+---@param operationName string
+---@param handler mock.Handler|mock.Response
+---@param opts? mock.GraphQLOptions
+function mock.graphql(operationName, handler, opts) end
+
+---The full form: every predicate given must hold.
+---@param spec mock.RouteSpec
+function mock.route(spec) end
+
+---@param value any
+---@param opts? mock.ResponseOptions
+---@return mock.Built
+function mock.text(value, opts) end
+---A file relative to the script's folder; the content type comes from its extension.
+---@param path string
+---@param opts? mock.ResponseOptions
+---@return mock.Built
+function mock.file(path, opts) end
+---Text (or a file, when `source` is a path) with `{{req.params.id}}`, `{{uuid}}`, `{{now}}`, `{{state.key}}` filled in.
+---@param source string
+---@param opts? mock.ResponseOptions
+---@return mock.Built
+function mock.template(source, opts) end
+---@param code integer
+---@param body? string|table  a table is JSON
+---@param opts? mock.ResponseOptions
+---@return mock.Built
+function mock.status(code, body, opts) end
+---@param url string
+---@param status? 301|302|303|307|308  default 302
+---@return mock.Built
+function mock.redirect(url, status) end
+---@param kind mock.FaultKind|mock.ResponseOptions
+---@param opts? mock.ResponseOptions
+---@return mock.Built
+function mock.fault(kind, opts) end
+---One response per hit, in order, then the last one again.
+---@param responses mock.Response[]
+---@return mock.Built
+function mock.sequence(responses) end
+---Named alternatives, switched at runtime; `default` names the first active one.
+---@param variants table<string, mock.Handler|mock.Response>
+---@return mock.Built
+function mock.variants(variants) end
+---Reserved: forwarding to a real upstream is not available yet.
+---@param base_url string
+---@param opts? table
+---@return mock.Built
+function mock.proxy(base_url, opts) end
+
+---A Lua pattern a query item, header or body must match.
+---@param pattern string
+---@return mock.Matcher
+function mock.match(pattern) end
+
+---A Mock-Bundle folder (`bundle.json`) as one rule.
+---@param dir string
+---@param opts? mock.BundleOptions
+function mock.bundle(dir, opts) end
+---A stubs folder: one sub-folder per endpoint, files NAME.STATUS[.EXT].
+---@param dir string
+---@param endpoints table<string, string>  folder name → "GET /users/:id"
+---@param opts? mock.StubsOptions
+function mock.stubs(dir, endpoints, opts) end
+
+---A file relative to the script's folder.
+---@param path string
+---@return string
+function mock.read(path) end
+---To the host log and the request's journal entry.
+---@param ... any
+function mock.log(...) end
+---Seconds since 1970 (a test may pin the clock).
+---@return number
+function mock.now() end
+---@return string
+function mock.uuid() end
