@@ -265,5 +265,6 @@ function mock.log(...) end
 function mock.now() end
 ---@return string
 function mock.uuid() end
+
 """#
 }

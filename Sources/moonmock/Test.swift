@@ -53,15 +53,15 @@ enum Test {
             script = first
             specs.removeFirst()
         }
+        let runner = SpecRunner(script: script, options: flags.options)
+        if let error = runner.checkScript() {
+            MoonmockCLI.printError(error)
+            return 1
+        }
         if specs.isEmpty { specs = defaultSpecs(beside: script) }
         guard !specs.isEmpty else {
             let folder = URL(fileURLWithPath: script).deletingLastPathComponent().relativePath
             MoonmockCLI.printError("moonmock: no spec files: give SPEC files, or put *_test.lua files beside \(script) (in \(folder)/)")
-            return 1
-        }
-        let runner = SpecRunner(script: script, options: flags.options)
-        if let error = runner.checkScript() {
-            MoonmockCLI.printError(error)
             return 1
         }
         var files: [SpecRunner.FileResult] = []
