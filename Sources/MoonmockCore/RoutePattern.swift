@@ -14,6 +14,17 @@ public struct RoutePattern: Sendable, Equatable, CustomStringConvertible {
     }
 
     public let segments: [Segment]
+
+    /// The names of the pattern's parameters (`:id`, `{id}`, `*rest`), in order.
+    public var parameterNames: [String] {
+        segments.compactMap { segment in
+            switch segment {
+            case .parameter(let name): return name
+            case .rest(let name): return name.isEmpty ? nil : name
+            case .literal: return nil
+            }
+        }
+    }
     public let scheme: String?
     public let host: String?
     public let port: Int?

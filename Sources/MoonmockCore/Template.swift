@@ -19,6 +19,14 @@ public struct Template: Sendable {
 
     let pieces: [Piece]
 
+    /// The `NAME`s of the template's `{{req.params.NAME}}` placeholders.
+    public var parameterNames: [String] {
+        pieces.compactMap { piece in
+            if case .value(let path) = piece, path.count == 3, path[0] == "req", path[1] == "params" { return path[2] }
+            return nil
+        }
+    }
+
     /// A placeholder that names nothing Moonmock knows.
     public struct ParseError: Error, CustomStringConvertible, Sendable {
         public let description: String

@@ -22,12 +22,29 @@ extension ScriptGeneration {
         depend(on: absolute)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) else {
-            throw LuaError.host("fixture '\(path)' not found (looked in \(baseDirectory.path))")
+            let near = nearestFiles(to: path)
+            throw LuaError.host("fixture '\(path)' not found in the script's folder (\(baseDirectory.path))"
+                                + (near.isEmpty ? "" : "; nearest: " + near.joined(separator: ", ")))
         }
         guard !isDirectory.boolValue, let data = FileManager.default.contents(atPath: absolute) else {
             throw LuaError.host("cannot read '\(path)'")
         }
         return Array(data)
+    }
+
+    /// Up to three files of the script's folder whose relative paths are nearest to `path`.
+    func nearestFiles(to path: String) -> [String] {
+        guard let walk = FileManager.default.enumerator(atPath: baseDirectory.path) else { return [] }
+        var scored: [(distance: Int, path: String)] = []
+        let limit = max(3, path.count / 3)
+        var seen = 0
+        while let next = walk.nextObject() as? String, seen < 5000 {
+            seen += 1
+            if next.hasPrefix(".") || next.contains("/.") { walk.skipDescendants(); continue }
+            let d = EditDistance.between(path, next)
+            if d <= limit { scored.append((d, next)) }
+        }
+        return scored.sorted { $0.distance != $1.distance ? $0.distance < $1.distance : $0.path < $1.path }.prefix(3).map(\.path)
     }
 
     /// Compiles a template from inline text or from a file (a string without `{{` or a line

@@ -136,6 +136,7 @@ extension ScriptGeneration {
         } else {
             guard let spec = try responseSpec(at: -1, stack) else { throw LuaError.host("missing handler") }
             stack.pop()
+            try Self.checkParameters(of: spec, against: pattern)
             callsLua = false   // a value (fixed, template, sequence) is realized in Swift
             responder = { [unowned self] context in
                 let (response, explicit) = spec.realize(context, self)
@@ -147,6 +148,23 @@ extension ScriptGeneration {
                         responder: responder)
         if callsLua { luaResponders.insert(ObjectIdentifier(rule)) }
         return rule
+    }
+
+    /// A template's `{{req.params.NAME}}` that the rule's pattern can never fill is a load error.
+    static func checkParameters(of spec: ResponseSpec, against pattern: RoutePattern) throws {
+        switch spec {
+        case .template(let template, _, _, _):
+            let known = pattern.parameterNames
+            for name in template.parameterNames where !known.contains(name) {
+                let has = known.isEmpty ? "it has none" : "it has: " + known.joined(separator: ", ")
+                let near = EditDistance.nearest(to: name, among: known).map { "; did you mean {{req.params.\($0)}}?" } ?? ""
+                throw LuaError.host("{{req.params.\(name)}}: the pattern \(pattern.source) has no parameter '\(name)' (\(has))\(near)")
+            }
+        case .sequence(_, let items):
+            for item in items { try checkParameters(of: item, against: pattern) }
+        case .fixed:
+            break
+        }
     }
 
     /// A rule's `mock.variants{...}`: each variant a handler function or a response value.

@@ -98,15 +98,19 @@ enum MoonmockCLI {
     usage: moonmock request SCRIPT METHOD URL [-H 'Name: value']... [-d BODY | -d @FILE] [options]
 
     Runs one request through SCRIPT without a server and prints the response
-    as curl -i does: status line, headers, a blank line, the body.
+    as curl -i does: status line, headers, a blank line, the body. URL is a path
+    (/users/7) or an absolute URL (https://api.example.com/users/7).
     A fault exits like curl would: connection_reset 56, empty_response 52,
-    malformed_chunk 56, timeout 28.
+    malformed_chunk 56, timeout 28. When no rule answers, a terminal gets the
+    closest rules as a table; a pipe gets the 404's JSON.
 
     options:
       -H, --header 'Name: value'   add a request header (repeatable)
       -d, --data BODY              request body; @FILE reads it from FILE
       --fail                       exit 22 when the status is 400 or more
       --no-delay                   do not wait for the response's delay
+      --json                       the near-miss of an unmatched request as JSON, also on a terminal
+      --table                      the near-miss as a table, also into a pipe
       --lib DIR                    also look for require()d modules in DIR (repeatable)
       --unsafe                     lift the sandbox (trusted local scripts only)
       -h, --help                   show this help

@@ -11,6 +11,7 @@ enum Request {
         var body: [UInt8] = []
         var failOnError = false
         var waitForDelay = true
+        var table = isatty(STDOUT_FILENO) == 1
         var i = 0
         do {
             while i < arguments.count {
@@ -44,6 +45,10 @@ enum Request {
                     failOnError = true; i += 1
                 case "--no-delay":
                     waitForDelay = false; i += 1
+                case "--json":
+                    table = false; i += 1
+                case "--table":
+                    table = true; i += 1
                 default:
                     let used = try flags.parse(arguments, at: i)
                     if used > 0 { i += used; continue }
@@ -55,6 +60,10 @@ enum Request {
             guard positional.count == 3 else {
                 let names = ["SCRIPT", "METHOD", "URL"]
                 throw UsageError(positional.count < 3 ? "missing \(names[positional.count])" : "unexpected argument '\(positional[3])'")
+            }
+            let target = positional[2]
+            if !target.contains("://") && !target.hasPrefix("/") {
+                throw UsageError("URL '\(target)' is neither a path (/\(target)) nor an absolute URL (http://HOST/\(target))")
             }
         } catch let error as UsageError {
             return MoonmockCLI.usageError(error.message, MoonmockCLI.requestUsage)
@@ -69,8 +78,7 @@ enum Request {
             MoonmockCLI.printError(String(describing: error))
             return 1
         }
-        var url = positional[2]
-        if !url.contains("://") && !url.hasPrefix("/") { url = "http://" + url }
+        let url = positional[2]
         let exchange = engine.handle(MockRequest(method: positional[1], url: url, headers: headers, body: body))
 
         if exchange.delayMilliseconds > 0 {
@@ -91,7 +99,24 @@ enum Request {
             out += "\(field.name): \(field.value)\r\n"
         }
         out += "Content-Length: \(response.body.count)\r\n\r\n"
+        if table && !exchange.matched {
+            FileHandle.standardOutput.write(Data((out + nearMissTable(exchange)).utf8))
+            return failOnError ? 22 : 0
+        }
         FileHandle.standardOutput.write(Data(out.utf8) + Data(exchange.request.method == "HEAD" ? [] : response.body))
         return failOnError && response.status >= 400 ? 22 : 0
+    }
+
+    /// An unmatched request's closest rules, for a person at a terminal.
+    static func nearMissTable(_ exchange: Exchange) -> String {
+        let request = exchange.request
+        guard !exchange.nearMisses.isEmpty else { return "no rule matched \(request.method) \(request.url), and no rule came close\n" }
+        var out = "no rule matched \(request.method) \(request.url); the closest rules:\n"
+        for (n, miss) in exchange.nearMisses.enumerated() {
+            out += "  \(n + 1). \(miss.ruleID)" + (miss.location.map { "  (\($0))" } ?? "") + "\n"
+            for line in miss.mismatches { out += "       ✘ \(line)\n" }
+            for line in miss.passed { out += "       ✔ \(line)\n" }
+        }
+        return out
     }
 }

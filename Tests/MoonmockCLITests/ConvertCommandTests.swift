@@ -1,0 +1,81 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+@Suite("moonmock convert")
+struct ConvertCommandTests {
+    static let bundle = #"""
+    [
+      { "request": { "url": "://api.example.com/users" }, "response": { "code": 200, "file": "users.json" } },
+      { "request": { "url": "://api.example.com/users" }, "response": { "code": 500, "file": "users.json" } },
+      { "request": { "method": "POST", "url": "://api.example.com/users" }, "response": { "code": 201, "headers": { "X-Id": "9" } } },
+      { "request": { "url": "://api.example.com/search", "parameters": { "q": null, "page": "2" } },
+        "response": { "code": 200, "file": "page2.txt", "mime_type": "text/plain" } }
+    ]
+    """#
+
+    func folder() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-convert-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("happy"), withIntermediateDirectories: true)
+        try Data(Self.bundle.utf8).write(to: dir.appendingPathComponent("happy/bundle.json"))
+        try Data(#"[{"id":1}]"#.utf8).write(to: dir.appendingPathComponent("happy/users.json"))
+        try Data("page two".utf8).write(to: dir.appendingPathComponent("happy/page2.txt"))
+        try Data(#"mock.bundle("happy")"#.utf8).write(to: dir.appendingPathComponent("original.lua"))
+        return dir
+    }
+
+    /// Status line and body of one request, without headers (content types may differ).
+    func answer(_ script: String, _ method: String, _ url: String, in dir: URL) throws -> String {
+        let r = try CLIRunner.run(["request", script, method, url], in: dir)
+        let statusLine = r.stdout.split(separator: "\r\n").first.map(String.init) ?? ""
+        let body = r.stdout.components(separatedBy: "\r\n\r\n").dropFirst().joined()
+        return statusLine.hasPrefix("HTTP/1.1 404") ? "404" : statusLine + "|" + body
+    }
+
+    @Test("a converted Mock-Bundle answers like the bundle")
+    func bundle() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let converted = try CLIRunner.run(["convert", "bundle", "happy"], in: dir)
+        #expect(converted.status == 0, "\(converted.stderr)")
+        try Data(converted.stdout.utf8).write(to: dir.appendingPathComponent("mocks.lua"))
+        let requests = [
+            ("GET", "https://api.example.com/users"), ("GET", "http://api.example.com/users"), ("POST", "http://api.example.com/users"),
+            ("PUT", "http://api.example.com/users"), ("GET", "http://api.example.com/users?x=1"),
+            ("GET", "http://api.example.com/search?q=a&page=2"), ("GET", "http://api.example.com/search?q=a"),
+            ("GET", "http://api.example.com/search?q=a&page=3"), ("GET", "http://api.example.com/search?q=a&z=1"),
+            ("GET", "http://api.example.com/search"), ("GET", "http://other.example.com/users"),
+        ]
+        var answers: [String] = []
+        for (method, url) in requests {
+            let original = try answer("original.lua", method, url, in: dir)
+            #expect(try answer("mocks.lua", method, url, in: dir) == original, "\(method) \(url)")
+            answers.append(original)
+        }
+        #expect(answers.filter { $0 != "404" }.count == 5)
+    }
+
+    @Test("a converted stubs folder loads with the same endpoints")
+    func stubs() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("stubs/getUser"), withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: dir.appendingPathComponent("stubs/getUser/ok.200.json"))
+        let converted = try CLIRunner.run(["convert", "stubs", "stubs", "--endpoint", "getUser=GET /users/:id"], in: dir)
+        #expect(converted.status == 0)
+        #expect(converted.stdout.contains(#"mock.stubs("stubs", {"#))
+        try Data(converted.stdout.utf8).write(to: dir.appendingPathComponent("mocks.lua"))
+        let check = try CLIRunner.run(["check", "mocks.lua"], in: dir)
+        #expect(check.status == 0)
+        #expect(check.stdout.contains("getUser") && check.stdout.contains("variants: ok.200.json, timeout"))
+    }
+
+    @Test("convert usage errors exit 64", arguments: [[], ["bundle"], ["zip", "x"], ["stubs", "dir"], ["bundle", "/abs"], ["bundle", "../up"]])
+    func usage(_ arguments: [String]) throws {
+        let r = try CLIRunner.run(["convert"] + arguments)
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("usage: moonmock convert"))
+    }
+}
