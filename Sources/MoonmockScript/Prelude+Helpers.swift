@@ -55,7 +55,7 @@ local function check_handler(handler, what, which)
   local t = type(handler)
   if handler == nil then fail(what .. ": missing handler (a function or a response value)") end
   if t ~= "function" and t ~= "table" and t ~= "string" then
-    fail(what .. ": " .. which .. " must be a handler function or a response value, got " .. given(handler))
+    fail(what .. ": " .. which .. " must be a handler function or a response value, got " .. t)
   end
 end
 local function check_type(v, want, what)

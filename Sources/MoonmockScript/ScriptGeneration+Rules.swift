@@ -33,7 +33,11 @@ extension ScriptGeneration {
         var priority = 0
         var name = string("name", in: opts) ?? string("default_name")
         if stack.getField(opts, "status") != LUA_TNIL {
-            guard let s = stack.integer(at: -1), (100...599).contains(s) else { throw LuaError.host("status must be an integer from 100 to 599") }
+            guard let s = stack.integer(at: -1), (100...599).contains(s) else {
+                let given = stack.type(at: -1) == LUA_TNUMBER ? (stack.number(at: -1).map { "\($0)" } ?? "number")
+                    : stack.type(at: -1) == LUA_TSTRING ? "string \"\(stack.string(at: -1) ?? "")\"" : String(cString: lua_typename(stack.L, stack.type(at: -1)))
+                throw LuaError.host("status must be an integer from 100 to 599, got \(given)")
+            }
             defaults.status = Int(s)
         }
         stack.pop()

@@ -100,7 +100,7 @@ struct AuthoringTests {
                               "ok/broken_test.lua": "test('x', function() end\n"])
         let broken = try CLIRunner.run(["test", "mocks.lua"], in: dir)
         #expect(broken.status == 1)
-        #expect(broken.stderr.contains("mocks.lua:1: mock.get: the second argument must be a handler function or a response value, got 42"))
+        #expect(broken.stderr.contains("mocks.lua:1: mock.get: the second argument must be a handler function or a response value, got number"))
         let spec = try CLIRunner.run(["test", "ok/mocks.lua"], in: dir)
         #expect(spec.status == 1)
         #expect(spec.stdout.contains("ok/broken_test.lua\n  ✘ does not load: broken_test.lua:2:"), "\(spec.stdout)")
@@ -184,5 +184,31 @@ struct AuthoringTests {
         #expect(flag.status == 64 && flag.stderr.contains("unknown option '--prot'; did you mean '--port'?"))
         let check = try CLIRunner.run(["check", "--unsaf", "x.lua"])
         #expect(check.stderr.contains("did you mean '--unsafe'?"))
+    }
+
+    @Test("request: a URL that is neither a path nor absolute is a usage error; the near-miss is a table on request, JSON into a pipe")
+    func requestNearMiss() throws {
+        let bare = try CLIRunner.run(["request", "examples/mocks.lua", "GET", "users/7"])
+        #expect(bare.status == 64)
+        #expect(bare.stderr.contains("URL 'users/7' is neither a path (/users/7) nor an absolute URL (http://HOST/users/7)"))
+        let table = try CLIRunner.run(["request", "--table", "examples/mocks.lua", "GET", "/userz"])
+        #expect(table.stdout.hasPrefix("HTTP/1.1 404 Not Found\r\n"))
+        #expect(table.stdout.contains("no rule matched GET http://localhost/userz; the closest rules:\n  1. GET /users/:id  (mocks.lua:6)\n       ✘ path: expected /users/:id, got /userz\n"),
+                "\(table.stdout)")
+        let json = try CLIRunner.run(["request", "examples/mocks.lua", "GET", "/userz"])
+        #expect(json.stdout.contains(#"{"closest":["#), "\(json.stdout)")
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/script") {   // a terminal: util-linux's script gives one
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            p.arguments = ["-qec", "\(CLIRunner.binary.path) request examples/mocks.lua GET /userz", "/dev/null"]
+            p.currentDirectoryURL = CLIRunner.packageRoot
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardInput = FileHandle.nullDevice
+            try p.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            #expect(text.contains("the closest rules:"), "\(text)")
+        }
     }
 }
