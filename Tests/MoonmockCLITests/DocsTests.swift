@@ -57,6 +57,23 @@ struct DocsTests {
         }
     }
 
+    @Test("docs/architecture.md's module table names every target of Package.swift")
+    func layout() throws {
+        let package = try String(contentsOf: CLIRunner.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let page = try String(contentsOf: CLIRunner.packageRoot.appendingPathComponent("docs/architecture.md"), encoding: .utf8)
+        var targets: [String] = []
+        for kind in [".target(name: \"", ".systemLibrary(\n            name: \"", ".systemLibrary(name: \"", ".executableTarget(name: \""] {
+            var rest = Substring(package)
+            while let r = rest.range(of: kind) {
+                let name = rest[r.upperBound...].prefix { $0 != "\"" }
+                targets.append(String(name))
+                rest = rest[name.endIndex...]
+            }
+        }
+        #expect(targets.count >= 14, "\(targets)")
+        for target in targets { #expect(page.contains("| `\(target)` |"), "\(target) is missing from docs/architecture.md") }
+    }
+
     @Test("every whole script (```lua) in the README and docs passes moonmock check")
     func scriptsLoad() async throws {
         let blocks = try Self.pages.flatMap { try Self.blocks($0) }.filter { $0.info == "lua" }
