@@ -116,6 +116,14 @@ enum MoonmockCLI {
       -h, --help                   show this help
     """
 
+    /// Each command: its usage text and what runs it.
+    static let table: [(name: String, usage: String, run: @Sendable ([String]) -> Int32)] = [
+        ("serve", serveUsage, Serve.run), ("check", checkUsage, Check.run), ("test", Test.usage, Test.run),
+        ("request", requestUsage, Request.run), ("init", Init.usage, Init.run), ("types", Init.typesUsage, Init.types),
+        ("convert", convertUsage, Convert.run),
+    ]
+    static let commands = table.map(\.name) + ["help", "version"]
+
     /// Runs the CLI with `arguments` (without the program name) and returns the exit code.
     static func main(_ arguments: [String]) -> Int32 {
         guard let command = arguments.first else {
@@ -127,41 +135,19 @@ enum MoonmockCLI {
             print(usage)
             return 0
         case "help":
-            switch rest.first {
-            case nil: print(usage)
-            case "check": print(checkUsage)
-            case "serve": print(serveUsage)
-            case "convert": print(convertUsage)
-            case "request": print(requestUsage)
-            case "test": print(Test.usage)
-            case "init": print(Init.usage)
-            case "types": print(Init.typesUsage)
-            case let other?: return usageError(unknownCommand(other), usage)
-            }
+            guard let topic = rest.first else { print(usage); return 0 }
+            guard let entry = table.first(where: { $0.name == topic }) else { return usageError(unknownCommand(topic), usage) }
+            print(entry.usage)
             return 0
         case "--version", "version":
             print("moonmock \(version) (\(LuaVM.luaRelease))")
             return 0
-        case "check":
-            return Check.run(rest)
-        case "serve":
-            return Serve.run(rest)
-        case "convert":
-            return Convert.run(rest)
-        case "request":
-            return Request.run(rest)
-        case "test":
-            return Test.run(rest)
-        case "init":
-            return Init.run(rest)
-        case "types":
-            return Init.types(rest)
         default:
-            return usageError(unknownCommand(command), usage)
+            guard let entry = table.first(where: { $0.name == command }) else { return usageError(unknownCommand(command), usage) }
+            return entry.run(rest)
         }
     }
 
-    static let commands = ["serve", "check", "test", "request", "init", "types", "convert", "help", "version"]
 
     /// "unknown command 'x'", with the nearest command when there is one.
     static func unknownCommand(_ name: String) -> String {
