@@ -15,6 +15,13 @@
 #include <sys/ioctl.h>
 #include <linux/sockios.h>
 
+#include <spawn.h>
+
+// GNU extensions of posix_spawn, declared only under _GNU_SOURCE (see accept4 below): the tests'
+// Subprocess starts children with no descriptor but 0-2 and in a folder of their choosing.
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, const char *path);
+
 // accept4 is declared only under _GNU_SOURCE, which the Glibc module is built without; one
 // prototype lets an accepted socket be non-blocking and close-on-exec in the same call.
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);

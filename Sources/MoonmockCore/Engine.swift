@@ -85,6 +85,25 @@ public final class Engine: Sendable {
     /// Removes every runtime rule.
     public func removeRuntimeRules() { updateSets { $0 = RuleSets(runtime: .empty, script: $0.script) } }
 
+    /// Removes the runtime rules `drop` picks; returns how many went.
+    @discardableResult
+    public func removeRuntimeRules(where drop: (Rule) -> Bool) -> Int {
+        updateSets { sets in
+            let kept = sets.runtime.rules.filter { !drop($0) }
+            defer { sets = RuleSets(runtime: RuleSet(kept), script: sets.script) }
+            return sets.runtime.rules.count - kept.count
+        }
+    }
+
+    /// Adds runtime rules in one step, replacing those `replacing` picks: the first of `rules`
+    /// is tried first, and all of them before the runtime rules added earlier.
+    public func add(_ rules: [Rule], replacing: (Rule) -> Bool) {
+        updateSets { $0 = RuleSets(runtime: RuleSet(rules + $0.runtime.rules.filter { !replacing($0) }), script: $0.script) }
+    }
+
+    /// The runtime rules in evaluation order (newest first).
+    public var runtimeRules: [Rule] { sets.withLock { $0.runtime.rules } }
+
     /// Every rule in evaluation order: runtime rules, then script rules.
     public var allRules: [Rule] { sets.withLock { $0.runtime.rules + $0.script.rules } }
 

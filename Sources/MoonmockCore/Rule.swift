@@ -102,6 +102,9 @@ public final class Rule: Sendable {
     /// The GraphQL `operationName` this rule requires, if any: the index uses it so that
     /// thousands of operations on one path route in constant time.
     public let graphQLOperation: String?
+    /// The rule JSON a runtime rule was made from (admin API, `--rules`, `addRule(json:)`), with
+    /// its `id`; `nil` for a script's rules and for Swift stubs.
+    public let definition: JSONValue?
     let responder: Responder
     private let claimed = Atomic<Int>(0)
     /// Responses served, counted per thread (see ``StripedCounter``).
@@ -109,7 +112,7 @@ public final class Rule: Sendable {
 
     public init(id: String? = nil, method: String?, pattern: RoutePattern, predicates: [Predicate] = [],
                 times: Int? = nil, priority: Int = 0, location: String? = nil, graphQLOperation: String? = nil,
-                responder: @escaping Responder) {
+                definition: JSONValue? = nil, responder: @escaping Responder) {
         let method = Rule.normalizedMethod(method)
         self.id = id ?? Rule.defaultID(method: method, pattern: pattern)
         self.method = method
@@ -119,6 +122,7 @@ public final class Rule: Sendable {
         self.priority = priority
         self.location = location
         self.graphQLOperation = graphQLOperation
+        self.definition = definition
         self.responder = responder
     }
 

@@ -162,6 +162,30 @@ public final class ScriptGeneration: @unchecked Sendable {
         }
     }
 
+    /// Runs one more chunk in this generation's VM (rules added at runtime: see
+    /// ``RuntimeRules``) and returns the rules it registered. A chunk that fails registers none.
+    func append(_ code: [UInt8], chunkName: String) throws -> [Rule] {
+        try lock.withLock {
+            let before = registered.count
+            do {
+                try vm.load(code, chunkName: chunkName)
+            } catch let error as LuaError {
+                throw ScriptError.syntax(error.message)
+            }
+            loading = true
+            defer { loading = false }
+            do {
+                try vm.call(arguments: 0, results: 0)
+            } catch let error as LuaError {
+                let added = Set(registered[before...].map(ObjectIdentifier.init))
+                luaResponders.subtract(added)
+                registered.removeSubrange(before...)
+                throw ScriptError.load(error.message, traceback: error.traceback)
+            }
+            return Array(registered[before...])
+        }
+    }
+
     /// Builds the indexed rule set to hand to ``Engine/setScriptRules(_:)``. The set keeps this
     /// generation (and its VM) alive while the engine or a request in flight uses it.
     public func makeRuleSet() -> RuleSet { RuleSet(registered, owner: self) }

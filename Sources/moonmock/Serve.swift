@@ -9,6 +9,9 @@ import Glibc
 /// `moonmock serve [SCRIPT]`: the socket server.
 enum Serve {
     static func run(_ arguments: [String]) -> Int32 {
+        // First of all: a SIGTERM sent the moment the port is printed (or while the script
+        // loads) must stop the server, never be lost between two handlers.
+        StopSignal.install()
         var flags = ScriptFlags()
         var configuration = ServerConfiguration()
         var script: String?
@@ -205,23 +208,8 @@ enum Serve {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
-    /// Blocks until SIGINT or SIGTERM.
-    static func waitForSignal() {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        // A write to a connection the client has reset must fail with EPIPE, not end the server
-        // (the HTTP layers pass MSG_NOSIGNAL; this covers every other write).
-        signal(SIGPIPE, SIG_IGN)
-        let done = DispatchSemaphore(value: 0)
-        let sources = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { done.signal() }
-            source.resume()
-            return source
-        }
-        done.wait()
-        sources.forEach { $0.cancel() }
-    }
+    /// Blocks until SIGINT or SIGTERM (received since ``StopSignal/install()``).
+    static func waitForSignal() { StopSignal.wait() }
 
     /// Colours the status of a log line: green 2xx/3xx, yellow 4xx, red 5xx and faults.
     static func colourize(_ line: String) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockTestSupport
 import Testing
 
 /// `moonmock test`, `init` and `types`, run as a user runs them: the built binary.
@@ -132,7 +133,7 @@ struct AuthoringTests {
         #expect(try String(contentsOf: dir.appendingPathComponent("mocks.lua"), encoding: .utf8) == "-- mine\n")
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/luacheck") {
             try "mock.get('/a', 'x')\n".write(to: dir.appendingPathComponent("mocks.lua"), atomically: true, encoding: .utf8)
-            let p = Process()
+            let p = Subprocess()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/luacheck")
             p.arguments = ["--no-color", "-q", "."]
             p.currentDirectoryURL = dir
@@ -198,7 +199,7 @@ struct AuthoringTests {
         let json = try CLIRunner.run(["request", "examples/mocks.lua", "GET", "/userz"])
         #expect(json.stdout.contains(#"{"closest":["#), "\(json.stdout)")
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/script") {   // a terminal: util-linux's script gives one
-            let p = Process()
+            let p = Subprocess()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
             p.arguments = ["-qec", "\(CLIRunner.binary.path) request examples/mocks.lua GET /userz", "/dev/null"]
             p.currentDirectoryURL = CLIRunner.packageRoot

@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockTestSupport
 
 /// Runs the built `moonmock` binary (a sibling of the test bundle) and captures its output.
 struct CLIRunner {
@@ -25,7 +26,7 @@ struct CLIRunner {
 
     /// Runs `moonmock arguments...` in `directory`, killing it after `timeout` seconds.
     static func run(_ arguments: [String], in directory: URL = packageRoot, timeout: TimeInterval = 30) throws -> Result {
-        let process = Process()
+        let process = Subprocess()
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
@@ -37,7 +38,7 @@ struct CLIRunner {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let timer = DispatchWorkItem { process.terminate() }
+        let timer = DispatchWorkItem { process.signal(SIGKILL) }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: timer)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()

@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -25,8 +26,8 @@ func cliThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
 
 /// Starts `moonmock serve ARGUMENTS` in the package root and reads its standard output until
 /// `marker` appears (or 20 s pass): the process, its output pipe, and what it printed so far.
-func launchServe(_ arguments: [String], environment extra: [String: String] = [:], until marker: String) throws -> (Process, Pipe, String) {
-    let process = Process()
+func launchServe(_ arguments: [String], environment extra: [String: String] = [:], until marker: String) throws -> (Subprocess, Pipe, String) {
+    let process = Subprocess()
     process.executableURL = CLIRunner.binary
     process.arguments = ["serve"] + arguments
     process.currentDirectoryURL = CLIRunner.packageRoot

@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockTestSupport
 import Testing
 
 /// The README and docs/ as a reader uses them: every whole script loads, every shown output is
@@ -101,7 +102,7 @@ struct DocsTests {
         let blocks = try Self.pages.flatMap { try Self.blocks($0) }.filter { $0.info == "console" }
         #expect(!blocks.isEmpty)
         let (process, _, text) = try launchServe(["examples/mocks.lua", "--port", "0"], until: "\n")
-        defer { if process.isRunning { process.terminate() } }
+        defer { process.stop() }
         let firstLine = text.split(separator: "\n").first.map(String.init) ?? ""
         let port = try #require(firstLine.split(separator: ":").last.flatMap { Int($0) })
         let failures = await cliThread { () -> [String] in
@@ -119,7 +120,7 @@ struct DocsTests {
                         failures.append("\(block.file):\(block.line): '\(step.command)' is neither curl nor moonmock: show it as ```text, marked illustrative")
                         continue
                     }
-                    let p = Process()
+                    let p = Subprocess()
                     p.executableURL = URL(fileURLWithPath: "/bin/sh")
                     p.arguments = ["-c", command]
                     p.currentDirectoryURL = CLIRunner.packageRoot

@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -9,7 +10,7 @@ struct ServeCommandTests {
     @Test("serve on port 0 prints the port, answers, and exits 0 on SIGTERM after draining")
     func serve() async throws {
         let (process, out, text) = try launchServe(["examples/mocks.lua", "--port", "0", "--log", "compact"], until: "\n")
-        defer { if process.isRunning { process.terminate() } }
+        defer { process.stop() }
         let firstLine = text.split(separator: "\n").first.map(String.init) ?? ""
         let auto = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
         #expect(firstLine.hasPrefix("moonmock: serving mocks.lua (9 rules, \(auto == 1 ? "1 VM" : "\(auto) VMs")) on http://127.0.0.1:"))
@@ -19,13 +20,24 @@ struct ServeCommandTests {
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(String(decoding: data, as: UTF8.self) == #"{"id":7,"name":"User 7"}"#)
 
-        process.terminate()   // SIGTERM
-        process.waitUntilExit()
+        #expect(process.stop(), "SIGTERM did not stop it within 10 s")
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0)
         let rest = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect((text + rest).contains("GET /users/7 → 200  (GET /users/:id)"))
         #expect((text + rest).contains("moonmock: stopping"))
+    }
+
+    @Test("a SIGTERM sent the moment the port is printed stops serve, every time")
+    func earlySignal() async throws {
+        for attempt in 1...20 {
+            let (process, _, text) = try launchServe(["examples/mocks.lua", "--port", "0", "--no-watch"], until: "\n")
+            defer { process.stop() }
+            #expect(text.hasPrefix("moonmock: serving"), "\(text)")
+            process.terminate()
+            let stopped = await cliThread { process.wait(seconds: 10) }
+            #expect(stopped && process.terminationStatus == 0, "try \(attempt): the SIGTERM was lost")
+        }
     }
 
     @Test("serve --tls self-signed prints the CA to trust; curl trusting it gets the answer over HTTPS")
@@ -34,13 +46,13 @@ struct ServeCommandTests {
         defer { try? FileManager.default.removeItem(at: cache) }
         let (process, _, text) = try launchServe(["examples/mocks.lua", "--port", "0", "--tls", "self-signed", "--tls-name", "api.test"],
                                                  environment: ["XDG_CACHE_HOME": cache.path], until: "admin API")
-        defer { if process.isRunning { process.terminate() } }
+        defer { process.stop() }
         let ca = cache.appendingPathComponent("moonmock/tls/ca.pem").path
         #expect(text.contains("moonmock: self-signed certificate for localhost, 127.0.0.1, ::1, api.test"), "\(text)")
         #expect(text.contains("clients trust it with the local CA at \(ca) (curl --cacert \(ca))"), "\(text)")
         let line = try #require(text.split(separator: "\n").first { $0.contains(" on https://127.0.0.1:") })
         let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
-        let curl = Process()
+        let curl = Subprocess()
         curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         curl.arguments = ["-sS", "--max-time", "10", "--cacert", ca, "--resolve", "api.test:\(port):127.0.0.1", "https://api.test:\(port)/users/7"]
         let body = Pipe()
@@ -49,14 +61,13 @@ struct ServeCommandTests {
         let data = body.fileHandleForReading.readDataToEndOfFile()
         curl.waitUntilExit()
         #expect(String(decoding: data, as: UTF8.self) == #"{"id":7,"name":"User 7"}"#)
-        process.terminate()
-        process.waitUntilExit()
+        #expect(process.stop(), "SIGTERM did not stop it within 10 s")
         #expect(process.terminationStatus == 0)
     }
 
     @Test("at its descriptor limit, serve sheds the clients that have waited longest for a head and keeps serving")
     func descriptorLimit() async throws {
-        let process = Process()
+        let process = Subprocess()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         // `ulimit -n` sets the hard limit too: the server cannot raise it past 64.
         process.arguments = ["-c", "ulimit -n 64 && exec \"$0\" serve examples/mocks.lua --port 0 --no-watch", CLIRunner.binary.path]
@@ -65,7 +76,7 @@ struct ServeCommandTests {
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        defer { process.stop() }
         var text = ""
         while !text.contains("\n") {
             let data = out.fileHandleForReading.availableData
@@ -87,7 +98,7 @@ struct ServeCommandTests {
         usleep(300_000)
         // A normal client is still served, promptly.
         let started = Date()
-        let curl = Process()
+        let curl = Subprocess()
         curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         // (A retry for a machine busy with the rest of the suite: the point is that it gets in.)
         curl.arguments = ["-sS", "--max-time", "5", "--retry", "2", "--retry-all-errors", "http://127.0.0.1:\(port)/users/7"]
@@ -121,7 +132,7 @@ struct ServeCommandTests {
     func fuzzCorpora(target: String) async throws {
         let replay = CLIRunner.binary.deletingLastPathComponent().appendingPathComponent("MoonmockFuzz")
         let corpus = CLIRunner.packageRoot.appendingPathComponent("Tests/Fuzz/corpus/\(target)").path
-        let process = Process()
+        let process = Subprocess()
         process.executableURL = replay
         process.arguments = [target, corpus]
         let out = Pipe()
@@ -152,7 +163,7 @@ struct ServeCommandTests {
             ([counting.path, "--vms", "2"], min(2, cores), "(1 rule, 2 VMs)"),
         ]
         for (arguments, expected, said) in cases {
-            let process = Process()
+            let process = Subprocess()
             process.executableURL = CLIRunner.binary
             process.arguments = ["serve", "--port", "0", "--no-watch"] + arguments
             process.currentDirectoryURL = CLIRunner.packageRoot
@@ -160,7 +171,7 @@ struct ServeCommandTests {
             process.standardOutput = out
             process.standardError = FileHandle.nullDevice
             try process.run()
-            defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
+            defer { process.stop() }
             var text = ""
             let deadline = Date().addingTimeInterval(20)
             while !text.contains("admin API"), Date() < deadline {
@@ -184,21 +195,20 @@ struct ServeCommandTests {
         try Data(#"[{"request":{"url":"://127.0.0.1/hello"},"response":{"code":200,"file":"hello.txt"}}]"#.utf8)
             .write(to: dir.appendingPathComponent("bundle.json"))
         try Data("hello from the bundle".utf8).write(to: dir.appendingPathComponent("hello.txt"))
-        let process = Process()
+        let process = Subprocess()
         process.executableURL = CLIRunner.binary
         process.arguments = ["serve", "--bundle", dir.path, "--port", "0"]
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        defer { process.stop() }
         let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
         #expect(line.hasPrefix("moonmock: serving bundle.json (1 rule, 1 VM) on http://127.0.0.1:"))
         let port = try #require(line.split(separator: "\n").first?.split(separator: ":").last.flatMap { Int($0) })
         let (data, _) = try await URLSession(configuration: .ephemeral).data(from: URL(string: "http://127.0.0.1:\(port)/hello")!)
         #expect(String(decoding: data, as: UTF8.self) == "hello from the bundle")
-        process.terminate()
-        process.waitUntilExit()
+        #expect(process.stop(), "SIGTERM did not stop it within 10 s")
         #expect(process.terminationStatus == 0)
     }
 

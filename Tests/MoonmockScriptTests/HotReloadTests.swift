@@ -32,8 +32,7 @@ struct HotReloadTests {
         #expect(engine.send("GET", "/v").text == "one")
         try Data(#"mock.get("/v", "two")"#.utf8).write(to: folder.url.appendingPathComponent(".mocks.lua.swp"))
         #expect(Glibc.rename(folder.path(".mocks.lua.swp"), folder.path("mocks.lua")) == 0)
-        #expect(eventually { engine.send("GET", "/v").text == "two" })
-        #expect(host.status.generation == 2)
+        #expect(eventually { engine.send("GET", "/v").text == "two" && host.status.generation == 2 })
     }
 
     @Test("an in-place write (truncate and write) is picked up")
@@ -54,8 +53,8 @@ struct HotReloadTests {
         usleep(120_000)
         #expect(engine.send("GET", "/v").text == "one")   // still serving while the file is gone
         try folder.write("mocks.lua", #"mock.get("/v", "recreated")"#)
-        #expect(eventually { engine.send("GET", "/v").text == "recreated" })
-        #expect(host.status.lastError == nil)
+        // The rules are installed a moment before the status is updated: wait for both.
+        #expect(eventually { engine.send("GET", "/v").text == "recreated" && host.status.lastError == nil })
     }
 
     @Test("a change in a required module and in a fixture is picked up")
@@ -69,8 +68,8 @@ struct HotReloadTests {
         try folder.write("lib.lua", #"return { value = "module v2" }"#)
         #expect(eventually { engine.send("GET", "/m").text == "module v2" })
         try folder.write("data/f.json", #"{"v":2}"#)
-        #expect(eventually { engine.send("GET", "/f").text == #"{"v":2}"# })
-        #expect(host.status.generation == 3)
+        // A save may reach the watcher as two bursts under load: at least one reload per save.
+        #expect(eventually { engine.send("GET", "/f").text == #"{"v":2}"# && host.status.generation >= 3 })
     }
 
     @Test("a new dependency of a new version is watched from then on")
@@ -92,8 +91,8 @@ struct HotReloadTests {
         #expect(host.status.generation == 1)
         #expect(engine.send("GET", "/v").text == "good")
         try folder.write("mocks.lua", #"mock.get("/v", "fixed")"#)
-        #expect(eventually { engine.send("GET", "/v").text == "fixed" })
-        #expect(host.status.lastError == nil && host.status.generation == 2)
+        #expect(eventually { engine.send("GET", "/v").text == "fixed" && host.status.lastError == nil })
+        #expect(host.status.generation >= 2)
     }
 
     @Test("mock.state survives a reload; hit counters start again")

@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -147,7 +148,7 @@ struct AdminTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let key = dir.appendingPathComponent("key.pem").path, cert = dir.appendingPathComponent("cert.pem").path
-        let openssl = Process()
+        let openssl = Subprocess()
         openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1",
                              "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]

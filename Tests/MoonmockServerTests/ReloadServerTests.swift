@@ -44,10 +44,13 @@ struct ReloadServerTests {
         let f = try Fixture(#"mock.get("/v", mock.text("old", { delay = 600 }))"#)
         let port = f.server.port
         let slow = Task { await onThread { RawHTTP.exchange(port, "GET /v HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") } }
-        try await Task.sleep(nanoseconds: 150_000_000)
+        // The save comes once the request is in the server's hands (its answer is 600 ms off).
+        let sent = Date().addingTimeInterval(10)
+        while f.server.requestsInFlight == 0 && Date() < sent { try await Task.sleep(nanoseconds: 5_000_000) }
         try f.write(#"mock.get("/v", "new")"#)
         var reloaded = false
-        for _ in 0..<100 where !reloaded {
+        let deadline = Date().addingTimeInterval(10)   // a bound for a loaded machine; it takes ~60 ms
+        while !reloaded && Date() < deadline {
             try await Task.sleep(nanoseconds: 10_000_000)
             reloaded = f.host.status.generation == 2
         }
@@ -61,7 +64,8 @@ struct ReloadServerTests {
         let f = try Fixture(#"mock.get("/v", "one")"#)
         try f.write("mock.get('/v',\n")
         var failed = false
-        for _ in 0..<300 where !failed {
+        let deadline = Date().addingTimeInterval(10)
+        while !failed && Date() < deadline {
             try await Task.sleep(nanoseconds: 10_000_000)
             failed = f.host.status.lastError != nil
         }

@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -210,7 +211,7 @@ struct ServerTests {
 func curlExit(_ arguments: [String]) async -> Int32 {
     // On a thread of its own: waiting for a process on the cooperative pool holds up other tests.
     await onThread {
-        let process = Process()
+        let process = Subprocess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         process.arguments = ["--max-time", "10"] + arguments
         process.standardOutput = FileHandle.nullDevice

@@ -35,8 +35,7 @@ func startServer(_ script: String, scheme: Scheme = .http, options: ScriptOption
     return server
 }
 
-// (The test process keeps its descriptor limit: past about 1,500 open descriptors, Foundation's
-// Process.run overruns a buffer while it reads /proc/self/fd, and the curl-running tests crash.)
+// (Children are started with Subprocess, never Foundation's Process: see MoonmockTestSupport.)
 private let ignoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN) }()
 
 /// Runs blocking `work` on a thread of its own: blocking reads on the cooperative pool (two

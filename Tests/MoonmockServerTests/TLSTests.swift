@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,7 +13,7 @@ struct TLSTests {
     /// Runs curl and returns its exit status and what it wrote to stderr (with -v, the handshake).
     func curl(_ arguments: [String]) async -> (status: Int32, stderr: String, stdout: String) {
         await onThread {
-            let process = Process()
+            let process = Subprocess()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
             process.arguments = ["--max-time", "10"] + arguments
             let out = Pipe(), err = Pipe()
