@@ -26,13 +26,17 @@ public final class Moonmock: @unchecked Sendable {
     private let taggedClass: MoonmockURLProtocol.Type
 
     private let settings = Locked(Settings())
-    private struct Settings {
+    /// Runs `body` on the settings under their lock (for the extensions in other files).
+    func withSettings<T>(_ body: (inout Settings) throws -> T) rethrows -> T { try settings.withLock { try body(&$0) } }
+    struct Settings {
         var unmatched: UnmatchedPolicy = .fail
         var logging: RequestLogging = .none
         var fixturesDirectory: URL?
         var scriptOptions = ScriptOptions()
         var generation: ScriptGeneration?
         var host: ScriptHost?
+        /// Where ``Moonmock/addRule(json:)`` compiles rules (made on first use).
+        var runtimeRules: RuntimeRules?
     }
 
     /// Creates an instance with no rules.

@@ -39,6 +39,9 @@ public final class Engine: Sendable {
     /// Bumped with every change of `sets`: a thread re-reads its snapshot when this moved.
     private let version = Atomic<Int>(0)
     private let nextID = Atomic<Int>(1)
+    /// The script's `mock.cors{...}` (read by the socket server for requests with an `Origin`).
+    private let corsPolicy = Locked<CORSPolicy?>(nil)
+    private let corsDeclared = Atomic<Bool>(false)
     /// Tells this engine's lanes from those of engines that lived at the same address before.
     let serial = Engine.serials.add(1, ordering: .relaxed).oldValue
     private static let serials = Atomic<Int>(0)
@@ -50,6 +53,18 @@ public final class Engine: Sendable {
         self.journal = Journal(capacity: journalCapacity)
         self.state = state ?? StateStore(clock: environment.now)
     }
+
+    /// The CORS policy the script declared with `mock.cors{...}`; `nil` when it declared none.
+    public var cors: CORSPolicy? {
+        get { corsDeclared.load(ordering: .relaxed) ? corsPolicy.withLock { $0 } : nil }
+        set {
+            corsPolicy.withLock { $0 = newValue }
+            corsDeclared.store(newValue != nil, ordering: .relaxed)
+        }
+    }
+
+    /// Whether ``cors`` is set: one relaxed load, for the server to ask on every request.
+    public var declaresCORS: Bool { corsDeclared.load(ordering: .relaxed) }
 
     // MARK: rules
 

@@ -59,6 +59,7 @@ extension Engine {
     func install(_ generation: ScriptGeneration, _ rules: RuleSet) {
         variants.declare(generation.variantDeclarations)
         bundles.declare(generation.bundleDeclarations)
+        cors = generation.corsDeclaration
         setScriptRules(rules)
     }
 }

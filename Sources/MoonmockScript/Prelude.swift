@@ -147,6 +147,13 @@ function mock.stubs(dir, endpoints, opts)
   if not ok then fail("mock.stubs: " .. err) end
 end
 
+-- cross-origin access for browser apps (the socket server answers preflights)
+function mock.cors(opts)
+  opts = check_opts(opts, { origins = true, headers = true, credentials = true, max_age = true }, "mock.cors")
+  local ok, err = H.cors(opts.origins, opts.headers, opts.credentials, opts.max_age)
+  if not ok then fail("mock.cors: " .. err) end
+end
+
 for _, name in ipairs { "proxy" } do
   mock[name] = function() fail("mock." .. name .. " is reserved and not available in this version of Moonmock") end
 end
@@ -195,21 +202,22 @@ end
 
 local route_keys = { method = true, path = true, url = true, host = true, query = true, headers = true, json = true,
                      body = true, when = true, respond = true, times = true, name = true, priority = true,
-                     status = true, delay = true }
+                     status = true, delay = true, graphql = true }
 function mock.route(spec)
   check_type(spec, "table", "mock.route argument")
   check_opts(spec, route_keys, "mock.route")
   if spec.respond == nil then fail("mock.route: missing respond") end
   check_handler(spec.respond, "mock.route", "respond")
   if spec.path ~= nil and spec.url ~= nil then fail("mock.route: give path or url, not both") end
-  local pattern = spec.url or spec.path or "/*"
+  if spec.graphql ~= nil then check_type(spec.graphql, "string", "mock.route graphql operation name") end
+  local pattern = spec.url or spec.path or (spec.graphql and "/graphql") or "/*"
   check_type(pattern, "string", "mock.route path")
   if spec.method ~= nil then check_type(spec.method, "string", "mock.route method") end
   if spec.when ~= nil then check_type(spec.when, "function", "mock.route when") end
-  local method = spec.method and spec.method:upper() or nil
+  local method = spec.method and spec.method:upper() or (spec.graphql and "POST") or nil
   if method == "ANY" or method == "*" then method = nil end
   register({ method = method, path = pattern, respond = spec.respond, host = spec.host, query = spec.query,
-             headers = spec.headers, json = spec.json, body = spec.body, when = spec.when,
+             headers = spec.headers, json = spec.json, body = spec.body, when = spec.when, graphql = spec.graphql,
              opts = { times = spec.times, name = spec.name, priority = spec.priority, status = spec.status,
                       delay = spec.delay } }, "mock.route")
 end

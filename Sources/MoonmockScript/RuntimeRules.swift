@@ -41,7 +41,8 @@ public final class RuntimeRules: Sendable {
     /// Checks and adds one rule (a JSON object) or several (an array, tried in its order), all or
     /// none; returns their ids. A rule whose `name` is that of a runtime rule replaces it.
     @discardableResult
-    public func add(_ json: JSONValue) throws -> [String] {
+    public func add(_ json: JSONValue, origin: String? = nil) throws -> [String] {
+        let origin = origin ?? self.origin
         let batch: [(RuleJSON, String)]
         switch json {
         case .array(let items):
@@ -67,7 +68,10 @@ public final class RuntimeRules: Sendable {
                 rules += compiled.map { inner in
                     Rule(id: id, method: inner.method, pattern: inner.pattern, predicates: inner.predicates, times: inner.times,
                          priority: inner.priority, location: origin, graphQLOperation: inner.graphQLOperation,
-                         definition: definition) { context in try inner.respond(context) }
+                         definition: definition) { [generation] context in
+                        // The VM stays while the rule does, even once a fresh one takes new rules.
+                        try withExtendedLifetime(generation) { try inner.respond(context) }
+                    }
                 }
             }
             let ids = Set(rules.map(\.id))
@@ -78,10 +82,10 @@ public final class RuntimeRules: Sendable {
 
     /// Parses `text` as JSON and adds it (see ``add(_:)-(JSONValue)``).
     @discardableResult
-    public func add(jsonText text: some Collection<UInt8>) throws -> [String] {
+    public func add(jsonText text: some Collection<UInt8>, origin: String? = nil) throws -> [String] {
         let json: JSONValue
         do { json = try JSONValue(parsing: text) } catch { throw RuntimeRuleError(field: "rule", message: "rule: \(error)") }
-        return try add(json)
+        return try add(json, origin: origin)
     }
 
     /// The runtime rules made from JSON, in evaluation order.

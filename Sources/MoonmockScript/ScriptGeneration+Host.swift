@@ -36,6 +36,7 @@ extension ScriptGeneration {
         vm.setFunction("register", in: H) { [unowned self] stack in try self.hostRegister(stack) }
         vm.setFunction("bundle", in: H) { [unowned self] stack in try self.hostBundle(stack) }
         vm.setFunction("stubs", in: H) { [unowned self] stack in try self.hostStubs(stack) }
+        vm.setFunction("cors", in: H) { [unowned self] stack in try self.hostCORS(stack) }
         vm.setFunction("validate_response", in: H) { [unowned self] stack in
             do { _ = try self.responseSpec(at: 1, stack) } catch { stack.pushNil(); stack.push(message(error)); return 2 }
             stack.push(true); return 1

@@ -45,6 +45,8 @@ public final class ScriptGeneration: @unchecked Sendable {
     public internal(set) var variantDeclarations: [VariantStore.Declaration] = []
     /// Mock-Bundles the script declared (handed to the engine once the load succeeds).
     public internal(set) var bundleDeclarations: [BundleRegistry.Declaration] = []
+    /// The script's `mock.cors{...}` (handed to the engine once the load succeeds).
+    public internal(set) var corsDeclaration: CORSPolicy?
     var loading = false
     var current: RequestContext?
     var templates: [Template] = []

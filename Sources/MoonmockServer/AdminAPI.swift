@@ -1,5 +1,6 @@
 import Foundation
 import MoonmockCore
+import MoonmockScript
 
 /// The admin API under `/__moonmock/` (DESIGN §5), answered as JSON:
 ///
@@ -43,6 +44,10 @@ struct AdminAPI: Sendable {
     let hosts: Set<String>
     let sessions = AdminSessions()
     let startedAt = Date()
+    let rulesSlot: RuntimeRulesSlot
+
+    /// The server's runtime rules (made on first use).
+    func runtimeRules() throws -> RuntimeRules { try rulesSlot.get() }
 
     func handle(_ request: MockRequest, server: MoonmockServer) -> MockResponse {
         var path = String(request.path.dropFirst(Self.prefix.count))
@@ -78,7 +83,19 @@ struct AdminAPI: Sendable {
             if let script = server.scriptStatus?() { health["script"] = script }
             return .json(.object(health))
         case ("GET", "/rules"):
-            return .json(.array(engine.allRules.map(Self.json)))
+            return listRules()
+        case ("POST", "/rules"):
+            return addRules(request)
+        case ("DELETE", "/rules"):
+            return deleteRules(request)
+        case ("DELETE", let p) where p.hasPrefix("/rules/"):
+            return deleteRule(p.dropFirst("/rules/".count))
+        case (_, let p) where p.hasPrefix("/state/"):
+            return stateKey(request, p.dropFirst("/state/".count))
+        case ("PUT", "/state"):
+            return replaceState(request)
+        case ("POST", "/verify"):
+            return verify(request)
         case ("GET", "/requests"), ("GET", "/requests/count"):
             // Verification: ?rule=ID, ?method=GET&pattern=/users/:id (either or both).
             var entries = engine.journal.entries()
@@ -90,6 +107,16 @@ struct AdminAPI: Sendable {
                 entries = entries.filter { p.match($0.request) != nil }
             }
             if let method = request.query("method")?.asciiUppercased { entries = entries.filter { $0.method == method } }
+            if let since = request.query("since") {
+                guard let id = Int(since) else { return Self.error("since must be a request id (an integer)", 400) }
+                // Ids are unique but not in time order across workers: "newer" is what the journal
+                // recorded after that entry. An id no longer kept (cleared, or pushed out) gives all.
+                let all = engine.journal.entries()
+                if let at = all.lastIndex(where: { $0.id == id }) {
+                    let newer = Set(all[(at + 1)...].map(\.id))
+                    entries = entries.filter { newer.contains($0.id) }
+                }
+            }
             if path == "/requests/count" { return .json(.object(["count": .integer(Int64(entries.count))])) }
             return .json(.array(entries.map(Self.json)))
         case ("DELETE", "/requests"):
@@ -153,9 +180,10 @@ struct AdminAPI: Sendable {
         default:
             return .json(.object([
                 "error": .string("no admin endpoint \(request.method) \(request.path)"),
-                "endpoints": .array(["GET /__moonmock/health", "GET /__moonmock/rules", "GET|DELETE /__moonmock/requests",
-                                     "GET /__moonmock/requests/count?rule=|method=&pattern=",
-                                     "GET /__moonmock/requests/unmatched", "GET|DELETE /__moonmock/state",
+                "endpoints": .array(["GET /__moonmock/health", "GET|POST|DELETE /__moonmock/rules", "DELETE /__moonmock/rules/{id}",
+                                     "GET|DELETE /__moonmock/requests?since=", "GET /__moonmock/requests/count?rule=|method=&pattern=",
+                                     "GET /__moonmock/requests/unmatched", "GET|PUT|DELETE /__moonmock/state",
+                                     "GET|PUT|DELETE /__moonmock/state/{key}", "POST /__moonmock/verify",
                                      "GET /__moonmock/variants", "PUT /__moonmock/variants/{rule}", "GET|PUT /__moonmock/bundle",
                                      "POST /__moonmock/reload", "POST /__moonmock/reset"].map(JSONValue.string)),
             ]), status: 404)

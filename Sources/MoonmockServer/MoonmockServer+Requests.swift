@@ -7,6 +7,9 @@ extension MoonmockServer {
     /// its delay in milliseconds where the engine left them: returned instead, the response would
     /// be copied out of the exchange (its body and header list retained, then released with it).
     func answer<R>(_ request: MockRequest, _ act: (MockResponse, Double) -> R) -> R {
+        if configuration.cors != nil || engine.declaresCORS, let cors = cors(for: request) {
+            return answer(request, cors, act)
+        }
         if AdminAPI.owns(request.path) {
             let response = admin.handle(request, server: self)
             log(request, status: response.status, rule: "admin", delay: 0)
@@ -16,6 +19,34 @@ extension MoonmockServer {
         log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0,
             rule: exchange.ruleID, delay: exchange.delayMilliseconds)
         return act(exchange.response, exchange.delayMilliseconds)
+    }
+
+    /// The policy in force (the script's, else `--cors`) when `request` comes from a page (has an `Origin`).
+    func cors(for request: MockRequest) -> CORSPolicy? {
+        guard request.headers["origin"] != nil else { return nil }
+        return engine.cors ?? configuration.cors
+    }
+
+    /// `answer` for a request from a page: preflights answered here, every other answer with
+    /// the CORS fields.
+    private func answer<R>(_ request: MockRequest, _ cors: CORSPolicy, _ act: (MockResponse, Double) -> R) -> R {
+        if CORSPolicy.isPreflight(request) {
+            let response = cors.preflight(request)
+            log(request, status: response.status, rule: "CORS preflight", delay: 0)
+            return act(response, 0)
+        }
+        if AdminAPI.owns(request.path) {
+            var response = admin.handle(request, server: self)
+            cors.decorate(&response, for: request)
+            log(request, status: response.status, rule: "admin", delay: 0)
+            return act(response, 0)
+        }
+        let exchange = engine.handle(request)
+        log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0,
+            rule: exchange.ruleID, delay: exchange.delayMilliseconds)
+        var response = exchange.response
+        cors.decorate(&response, for: request)
+        return act(response, exchange.delayMilliseconds)
     }
 
     func tooLarge() -> MockResponse {

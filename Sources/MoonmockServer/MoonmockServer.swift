@@ -56,14 +56,18 @@ public final class MoonmockServer: @unchecked Sendable {
     ///   - configuration: address, threads, TLS, limits, admin token, logging.
     ///   - reload: rebuilds the script for `POST /__moonmock/reload` (hot reload's manual form).
     ///   - scriptStatus: what the health endpoint reports about the script.
+    ///   - runtimeRules: where `POST /__moonmock/rules` adds rules (``RuntimeRules`` made with the
+    ///     script's options and folder); by default one in the current folder, made on first use.
     public init(engine: Engine, configuration: ServerConfiguration = ServerConfiguration(),
-                reload: (@Sendable () throws -> ReloadResult)? = nil, scriptStatus: (@Sendable () -> JSONValue)? = nil) {
+                reload: (@Sendable () throws -> ReloadResult)? = nil, scriptStatus: (@Sendable () -> JSONValue)? = nil,
+                runtimeRules: RuntimeRules? = nil) {
         self.engine = engine
         self.configuration = configuration
         self.reloader = reload
         self.scriptStatus = scriptStatus
         self.admin = AdminAPI(engine: engine, token: configuration.adminToken,
-                              hosts: Set((["localhost", "127.0.0.1", "::1", configuration.host] + configuration.adminHosts).map { $0.lowercased() }))
+                              hosts: Set((["localhost", "127.0.0.1", "::1", configuration.host] + configuration.adminHosts).map { $0.lowercased() }),
+                              rulesSlot: RuntimeRulesSlot(runtimeRules) { try RuntimeRules(engine: engine, origin: "admin API") })
     }
 
     deinit { stop(drainSeconds: 0) }

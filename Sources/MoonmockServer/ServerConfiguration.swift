@@ -1,3 +1,4 @@
+import MoonmockCore
 /// How a ``MoonmockServer`` listens and behaves.
 ///
 /// ```swift
@@ -40,6 +41,9 @@ public struct ServerConfiguration: Sendable {
     /// is dropped and the answer's memory freed (a client that never reads holds nothing).
     public var sendTimeout: Double = 60
     /// Request log lines.
+    /// Cross-origin access for browser apps (`--cors`, `--cors-origin`); a script's
+    /// `mock.cors{...}` takes its place while it serves.
+    public var cors: CORSPolicy?
     public var log: RequestLogMode = .none
     /// Where log lines go (stdout by default).
     public var logSink: (@Sendable (String) -> Void)?

@@ -49,8 +49,9 @@ enum LuaTypes {
 
 ---@class mock.RouteSpec
 ---@field method? string             default: any method
----@field path? string               a pattern: "/users/:id", "/files/*rest"
+---@field path? string               a pattern: "/users/:id", "/files/*rest" (default "/*", or "/graphql" with graphql)
 ---@field url? string                a full URL pattern, pinning scheme, host and port
+---@field graphql? string            a GraphQL operationName the JSON body must name (method POST unless given)
 ---@field host? string
 ---@field query? table<string, mock.Condition>
 ---@field headers? table<string, mock.Condition>
@@ -237,6 +238,17 @@ function mock.variants(variants) end
 ---@param opts? table
 ---@return mock.Built
 function mock.proxy(base_url, opts) end
+
+---Cross-origin access for browser apps: the socket server answers preflights and lets pages
+---of these origins read every answer (while this script serves).
+---@param opts? mock.CORSOptions
+function mock.cors(opts) end
+
+---@class mock.CORSOptions
+---@field origins? string[]|"*"      allowed origins ("http://localhost:3000"); default any
+---@field headers? string[]          request fields preflights may ask for; default what they ask
+---@field credentials? boolean       Access-Control-Allow-Credentials: true
+---@field max_age? integer           seconds a browser keeps a preflight's answer (default 600)
 
 ---A Lua pattern a query item, header or body must match.
 ---@param pattern string

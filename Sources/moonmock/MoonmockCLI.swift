@@ -56,6 +56,12 @@ enum MoonmockCLI {
                              dashboard asks for it once and keeps a session cookie)
       --admin-host NAME      also answer the admin API for Host NAME (repeatable; the bound
                              address, localhost, 127.0.0.1 and ::1 always are)
+      --rules FILE.json      add the runtime rules in FILE (one rule JSON or an array, as
+                             POST /__moonmock/rules takes) before serving (repeatable)
+      --cors                 answer browser preflights and let pages of any origin read
+                             every answer (rules, 404s, the admin API)
+      --cors-origin ORIGIN   as --cors, for ORIGIN only (repeatable); the admin API also
+                             takes changes from a page at ORIGIN
       --max-body BYTES       larger request bodies get 413 (default 16777216)
       --header-timeout S     a request head must arrive whole within S seconds of its
                              first byte, else 408 and close (default 30)

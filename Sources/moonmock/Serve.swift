@@ -29,6 +29,8 @@ enum Serve {
         var certPath: String?, keyPath: String?
         var selfSigned = false
         var tlsNames: [String] = []
+        var rulesFiles: [String] = []
+        var corsOrigins: [String]?
         var i = 0
         do {
             func value(_ name: String) throws -> String {
@@ -94,6 +96,14 @@ enum Serve {
                     stateLimit = n
                 case "--no-watch": watch = false; i += 1
                 case "--bundle": bundle = try value(arg)
+                case "--rules": rulesFiles.append(try value(arg))
+                case "--cors": corsOrigins = corsOrigins ?? []; i += 1
+                case "--cors-origin":
+                    let v = try value(arg)
+                    guard v.hasPrefix("http://") || v.hasPrefix("https://") else {
+                        throw UsageError("--cors-origin takes an origin such as http://localhost:3000, got '\(v)'")
+                    }
+                    corsOrigins = (corsOrigins ?? []) + [v]
                 default:
                     let used = try flags.parse(arguments, at: i)
                     if used > 0 { i += used; continue }
@@ -137,6 +147,7 @@ enum Serve {
                 return 1
             }
         }
+        configuration.cors = corsOrigins.map { CORSPolicy(origins: $0) }
         let colour = isatty(1) != 0
         configuration.logSink = { line in
             Serve.say(colour ? Serve.colourize(line) : line)
@@ -167,9 +178,24 @@ enum Serve {
             let outcome = host.reload()
             return .init(ok: outcome.ok, message: outcome.message, rules: host.status.rules)
         }
+        let runtime: RuntimeRules
+        do {
+            let folder = bundle ?? URL(fileURLWithPath: file).deletingLastPathComponent().path
+            runtime = try RuntimeRules(engine: engine, options: flags.options, baseDirectory: folder, origin: "admin API")
+            for path in rulesFiles {
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    MoonmockCLI.printError("moonmock: cannot read --rules \(path)")
+                    return 1
+                }
+                try runtime.add(jsonText: data, origin: (path as NSString).lastPathComponent)
+            }
+        } catch {
+            MoonmockCLI.printError("moonmock: \(rulesFiles.count == 1 ? rulesFiles[0] + ": " : "")\(error)")
+            return 1
+        }
         raiseDescriptorLimit()
         let server = MoonmockServer(engine: engine, configuration: configuration, reload: reload,
-                                    scriptStatus: { host.status.json })
+                                    scriptStatus: { host.status.json }, runtimeRules: runtime)
         do {
             try server.start()
         } catch {

@@ -223,3 +223,34 @@ struct ServeCommandTests {
         #expect(r.stderr.hasPrefix("mocks.lua:3:"))
     }
 }
+
+@Suite("serve --rules and --cors")
+struct ServeRulesTests {
+    @Test("--rules FILE.json adds runtime rules before serving; a bad file stops serve naming the file and the field")
+    func rulesFile() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-serve-rules-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let good = dir.appendingPathComponent("rules.json"), bad = dir.appendingPathComponent("bad.json")
+        try Data(#"[{"name": "seeded", "method": "GET", "path": "/users/7", "respond": {"status": 503, "json": {"error": "maintenance"}}}]"#.utf8).write(to: good)
+        try Data(#"{"path": "/x", "respond": {"status": "teapot"}}"#.utf8).write(to: bad)
+        let (process, _, text) = try launchServe(["examples/mocks.lua", "--port", "0", "--no-watch", "--rules", good.path, "--cors"], until: "\n")
+        defer { process.stop() }
+        let port = try #require(text.split(separator: "\n").first?.split(separator: ":").last.flatMap { Int($0) }, "\(text)")
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/users/7")!)
+        request.setValue("http://localhost:5173", forHTTPHeaderField: "Origin")
+        let (data, response) = try await URLSession(configuration: .ephemeral).data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        #expect(http.statusCode == 503 && String(decoding: data, as: UTF8.self) == #"{"error":"maintenance"}"#)
+        #expect(http.value(forHTTPHeaderField: "Access-Control-Allow-Origin") == "http://localhost:5173")
+        let (rules, _) = try await URLSession(configuration: .ephemeral).data(from: URL(string: "http://127.0.0.1:\(port)/__moonmock/rules")!)
+        #expect(String(decoding: rules, as: UTF8.self).hasPrefix(#"[{"conditions":[],"definition":{"id":"seeded""#))
+        #expect(String(decoding: rules, as: UTF8.self).contains(#""location":"rules.json""#))
+
+        let refused = try CLIRunner.run(["serve", "examples/mocks.lua", "--port", "0", "--rules", bad.path])
+        #expect(refused.status == 1)
+        #expect(refused.stderr == "moonmock: \(bad.path): rule.respond.status: expected an integer from 100 to 599, got \"teapot\"\n", "\(refused.stderr)")
+        let usage = try CLIRunner.run(["serve", "--cors-origin", "localhost:3000"])
+        #expect(usage.status == 64 && usage.stderr.contains("--cors-origin takes an origin such as http://localhost:3000"))
+    }
+}
