@@ -1,0 +1,82 @@
+import Foundation
+import MoonmockCore
+
+/// One call to the admin API: the request, the server, and the path's `{parameter}` (still
+/// percent-encoded) when the route has one.
+struct AdminCall {
+    let request: MockRequest
+    let server: MoonmockServer
+    let parameter: Substring?
+}
+
+/// An admin endpoint: `METHOD /path` under `/__moonmock`, where a last segment `{name}` takes
+/// the rest of the path. The table is the whole API: the server answers these and nothing
+/// else, and docs/admin-api.yaml documents each (a test compares the two).
+struct AdminRoute: Sendable {
+    let method: String
+    let path: String
+    /// Answered without the admin token (the page, and signing in and out).
+    let open: Bool
+    let handle: @Sendable (AdminAPI, AdminCall) -> MockResponse
+
+    init(_ method: String, _ path: String, open: Bool = false, _ handle: @escaping @Sendable (AdminAPI, AdminCall) -> MockResponse) {
+        self.method = method
+        self.path = path
+        self.open = open
+        self.handle = handle
+    }
+
+    /// The parameter (`""` when the route has none) if `method` (any when `nil`) and `path` are this route's.
+    func match(_ method: String?, _ path: Substring) -> Substring?? {
+        if let method, method != self.method { return nil }
+        guard let brace = self.path.firstIndex(of: "{") else { return path == self.path ? .some(nil) : nil }
+        let prefix = self.path[..<brace]
+        guard path.hasPrefix(prefix), path.count > prefix.count else { return nil }
+        return .some(path.dropFirst(prefix.count))
+    }
+}
+
+extension AdminAPI {
+    static let routes: [AdminRoute] = [
+        AdminRoute("GET", "/", open: true) { _, _ in
+            // The page holds no data: it signs in (when there is a token) and reads the API.
+            MockResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"],
+                         body: Array(Dashboard.html.utf8))
+        },
+        AdminRoute("POST", "/login", open: true) { api, c in api.login(c.request) },
+        AdminRoute("POST", "/logout", open: true) { api, c in api.logout(c.request) },
+        AdminRoute("GET", "/health") { api, c in api.health(c.server) },
+        AdminRoute("GET", "/rules") { api, _ in api.listRules() },
+        AdminRoute("POST", "/rules") { api, c in api.addRules(c.request) },
+        AdminRoute("DELETE", "/rules") { api, c in api.deleteRules(c.request) },
+        AdminRoute("DELETE", "/rules/{id}") { api, c in api.deleteRule(c.parameter ?? "") },
+        AdminRoute("GET", "/requests") { api, c in api.requests(c.request, count: false) },
+        AdminRoute("DELETE", "/requests") { api, _ in
+            api.engine.journal.clear()
+            return .json(.object(["cleared": .bool(true)]))
+        },
+        AdminRoute("GET", "/requests/count") { api, c in api.requests(c.request, count: true) },
+        AdminRoute("GET", "/requests/unmatched") { api, _ in .json(.array(api.engine.journal.unmatched().map(Self.json))) },
+        AdminRoute("POST", "/verify") { api, c in api.verify(c.request) },
+        AdminRoute("GET", "/state") { api, _ in .json(.object(api.engine.state.snapshot().mapValues(\.json))) },
+        AdminRoute("PUT", "/state") { api, c in api.replaceState(c.request) },
+        AdminRoute("DELETE", "/state") { api, _ in
+            api.engine.state.flush()
+            return .json(.object(["flushed": .bool(true)]))
+        },
+        AdminRoute("GET", "/state/{key}") { api, c in api.stateKey(c.request, c.parameter ?? "") },
+        AdminRoute("PUT", "/state/{key}") { api, c in api.stateKey(c.request, c.parameter ?? "") },
+        AdminRoute("DELETE", "/state/{key}") { api, c in api.stateKey(c.request, c.parameter ?? "") },
+        AdminRoute("GET", "/variants") { api, _ in api.listVariants() },
+        AdminRoute("PUT", "/variants/{rule}") { api, c in api.switchVariant(c.request, c.parameter ?? "") },
+        AdminRoute("GET", "/bundle") { api, _ in
+            .json(.array(api.engine.bundles.list().map { .object(["rule": .string($0.rule), "path": .string($0.path)]) }))
+        },
+        AdminRoute("PUT", "/bundle") { api, c in api.switchBundle(c.request) },
+        AdminRoute("POST", "/reset") { api, _ in
+            api.engine.reset()
+            return .json(.object(["reset": .bool(true)]))
+        },
+        AdminRoute("POST", "/reload") { api, c in api.reload(c.server) },
+    ]
+}
