@@ -86,6 +86,10 @@ struct RuntimeRulesTests {
         let there = await onThread { RawHTTP.exchange(port, "GET /where HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n") }
         #expect(there.text.hasPrefix("HTTP/1.1 200") && there.text.hasSuffix("that host"))
         #expect(try await s.fetch("/where").status == 404)
+        _ = try await f.add(#"{"url": "http://api.example.com/v1/*", "respond": {"text": "pinned"}}"#)
+        let pinned = await onThread { RawHTTP.exchange(port, "GET /v1/a/b HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n") }
+        #expect(pinned.text.hasSuffix("pinned"))
+        #expect(try await s.fetch("/v1/a/b").status == 404)
 
         // times: the runtime rule answers once, then the script's rule answers.
         _ = try await f.add(#"{"path": "/t", "times": 1, "respond": {"text": "runtime once"}}"#)
@@ -116,6 +120,12 @@ struct RuntimeRulesTests {
         #expect(try await s.fetch("/slow").body == "late")
         #expect(Date().timeIntervalSince(started) >= 0.3)
         #expect(try await s.fetch("/jitter").body == "[]")
+        _ = try await f.add(#"[{"path": "/drip", "respond": {"text": "0123456789", "fault": "dribble", "bytes_per_second": 25}},"#
+                            + #" {"path": "/lognormal", "respond": {"text": "ln", "delay": {"median": 5, "sigma": 0.1}}}]"#)
+        let dripStarted = Date()
+        #expect(try await s.fetch("/drip").body == "0123456789")
+        #expect(Date().timeIntervalSince(dripStarted) >= 0.3)
+        #expect(try await s.fetch("/lognormal").body == "ln")
         await #expect(throws: (any Error).self) { _ = try await s.fetch("/reset") }
         #expect(try await s.fetch("/file").status == 200)   // and the server serves on
     }
