@@ -66,9 +66,11 @@ public struct CORSPolicy: Sendable, Equatable {
         guard let origin = request.headers["origin"], allows(origin), response.headers["access-control-allow-origin"] == nil else {
             return false
         }
-        let exposed = response.headers.fields.map(\.name).filter { !$0.lowercased().hasPrefix("access-control-") }
+        // Every field the answer has, and the Date the transport adds: a page reads them all.
+        var exposed = response.headers.fields.map(\.name).filter { !$0.lowercased().hasPrefix("access-control-") }
+        if !exposed.contains(where: { $0.lowercased() == "date" }) { exposed.append("Date") }
         response.headers.add("Access-Control-Allow-Origin", origin)
-        if !exposed.isEmpty { response.headers.add("Access-Control-Expose-Headers", exposed.joined(separator: ", ")) }
+        response.headers.add("Access-Control-Expose-Headers", exposed.joined(separator: ", "))
         if credentials { response.headers.add("Access-Control-Allow-Credentials", "true") }
         response.headers.add("Vary", "Origin")
         return true

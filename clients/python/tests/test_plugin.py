@@ -58,7 +58,22 @@ def test_a_failing_verify_shows_the_near_miss_in_the_report(pytester):
             moonmock.verify("GET", "/users/:id")
         """
     )
+    before = servers()
     result = pytester.runpytest("--moonmock-script", str(SCRIPT))
     result.assert_outcomes(failed=1)
+    assert servers() == before, "the session's server outlived it"
     result.stdout.fnmatch_lines(["*AssertionError: expected GET /users/:id at least 1 time(s), got 0*",
                                  "*closest: GET http://127.0.0.1:*/userz/1: path: expected /users/:id, got /userz/1*"])
+
+
+def servers():
+    """The pids of running `moonmock serve` processes (read from /proc: no procps needed)."""
+    found = set()
+    for entry in pathlib.Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if len(argv) > 1 and argv[0].endswith(b"moonmock") and argv[1] == b"serve":
+            found.add(entry.name)
+    return found

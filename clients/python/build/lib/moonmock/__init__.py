@@ -13,4 +13,4 @@ from ._client import Client, MoonmockError, RuleError, State
 from ._server import BinaryNotFound, Server, find_binary, serve
 
 __all__ = ["Client", "MoonmockError", "RuleError", "State", "Server", "serve", "find_binary", "BinaryNotFound"]
-__version__ = "0.2.0"
+__version__ = "0.1.0"
