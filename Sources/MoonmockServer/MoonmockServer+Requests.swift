@@ -7,7 +7,7 @@ extension MoonmockServer {
     /// its delay in milliseconds where the engine left them: returned instead, the response would
     /// be copied out of the exchange (its body and header list retained, then released with it).
     func answer<R>(_ request: MockRequest, _ act: (MockResponse, Double) -> R) -> R {
-        if configuration.cors != nil || engine.declaresCORS, let cors = cors(for: request) {
+        if corsFlag || engine.declaresCORS, let cors = cors(for: request) {
             return answer(request, cors, act)
         }
         if AdminAPI.owns(request.path) {
@@ -22,13 +22,15 @@ extension MoonmockServer {
     }
 
     /// The policy in force (the script's, else `--cors`) when `request` comes from a page (has an `Origin`).
+    @inline(never)
     func cors(for request: MockRequest) -> CORSPolicy? {
         guard request.headers["origin"] != nil else { return nil }
-        return engine.cors ?? configuration.cors
+        return engine.cors ?? corsFlagPolicy
     }
 
     /// `answer` for a request from a page: preflights answered here, every other answer with
-    /// the CORS fields.
+    /// the CORS fields. Out of line: the requests without CORS carry none of its code.
+    @inline(never)
     private func answer<R>(_ request: MockRequest, _ cors: CORSPolicy, _ act: (MockResponse, Double) -> R) -> R {
         if CORSPolicy.isPreflight(request) {
             let response = cors.preflight(request)

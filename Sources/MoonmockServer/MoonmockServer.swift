@@ -26,6 +26,10 @@ public final class MoonmockServer: @unchecked Sendable {
     /// What `GET /__moonmock/health` says about the script (generation, load time, last error).
     let scriptStatus: (@Sendable () -> JSONValue)?
     let admin: AdminAPI
+    /// `configuration.cors`, kept apart: reading it through `configuration` on every request
+    /// would copy the configuration's strings and arrays (retains and releases per request).
+    let corsFlagPolicy: CORSPolicy?
+    let corsFlag: Bool
 
     private let state = Locked(State())
     private struct State {
@@ -65,6 +69,8 @@ public final class MoonmockServer: @unchecked Sendable {
         self.configuration = configuration
         self.reloader = reload
         self.scriptStatus = scriptStatus
+        self.corsFlagPolicy = configuration.cors
+        self.corsFlag = configuration.cors != nil
         self.admin = AdminAPI(engine: engine, token: configuration.adminToken,
                               hosts: Set((["localhost", "127.0.0.1", "::1", configuration.host] + configuration.adminHosts).map { $0.lowercased() }),
                               rulesSlot: RuntimeRulesSlot(runtimeRules) { try RuntimeRules(engine: engine, origin: "admin API") })
