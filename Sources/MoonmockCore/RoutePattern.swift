@@ -78,6 +78,14 @@ public struct RoutePattern: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { source }
 
+    /// Whether `path`, read as a pattern, matches only itself: no segment is a `:name`, a
+    /// `{name}` or a `*rest` (what a recorded path can be written as).
+    public static func isLiteral(_ path: String) -> Bool {
+        path.hasPrefix("/") && !path.contains("?") && !path.contains("://") && path.split(separator: "/").allSatisfy { p in
+            !(p.hasPrefix("*") || (p.hasPrefix(":") && p.count > 1) || (p.hasPrefix("{") && p.hasSuffix("}") && p.count > 2))
+        }
+    }
+
     /// The parameters when `request` matches (path, and scheme/host/port when pinned), else `nil`.
     public func match(_ request: MockRequest) -> [String: String]? {
         guard originMatches(request) == nil else { return nil }

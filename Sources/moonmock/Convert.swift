@@ -6,8 +6,9 @@ import MoonmockCore
 enum Convert {
     static func run(_ arguments: [String]) -> Int32 {
         if arguments.contains("-h") || arguments.contains("--help") { print(MoonmockCLI.convertUsage); return 0 }
+        if arguments.first == "har" { return ConvertImport.run(Array(arguments.dropFirst())) }
         guard let kind = arguments.first, kind == "bundle" || kind == "stubs" else {
-            return MoonmockCLI.usageError(arguments.isEmpty ? "missing what to convert (bundle or stubs)" : "cannot convert '\(arguments[0])'",
+            return MoonmockCLI.usageError(arguments.isEmpty ? "missing what to convert (har, bundle or stubs)" : "cannot convert '\(arguments[0])'",
                                           MoonmockCLI.convertUsage)
         }
         var dir: String?
@@ -105,16 +106,5 @@ enum Convert {
     }
 
     /// A Lua string literal.
-    static func lua(_ s: String) -> String {
-        var out = "\""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out + "\""
-    }
+    static func lua(_ s: String) -> String { LuaLiteral.string(s) }
 }

@@ -75,14 +75,28 @@ enum MoonmockCLI {
     """
 
     static let convertUsage = """
-    usage: moonmock convert bundle DIR
+    usage: moonmock convert har FILE.har [--host HOST]... [--out DIR] [writer options]
+           moonmock convert bundle DIR
            moonmock convert stubs DIR --endpoint NAME="METHOD /pattern"...
 
-    Prints a mocks.lua that behaves like the Mock-Bundle folder DIR (DIR/bundle.json) or the
-    stubs folder DIR, leaving the fixture files where they are. Run it from the folder the
-    script will live in and give DIR relative to it.
+    har: a rule per distinct request of a HAR 1.2 file (browsers, Charles, Proxyman), in
+    first-seen order; a request answered differently each time becomes a mock.sequence.
+    With --out DIR it writes DIR/mocks.lua and DIR/fixtures/ (large and binary bodies);
+    without, it prints the script with every body inline. What it cannot convert is
+    listed at the top of the script.
+
+    bundle, stubs: prints a mocks.lua that behaves like the Mock-Bundle folder DIR
+    (DIR/bundle.json) or the stubs folder DIR, leaving the fixture files where they are.
+    Run it from the folder the script will live in and give DIR relative to it.
 
     options:
+      --host HOST                         har: only entries for HOST (repeatable)
+      --out DIR                           write DIR/mocks.lua and DIR/fixtures/
+      --keep-host                         pin rules to the scheme and host they came from
+      --redact HEADER                     write this response header as "REDACTED" (repeatable;
+                                          Authorization, Cookie, Set-Cookie, X-Api-Key and
+                                          Proxy-Authorization always are)
+      --redact-json KEY                   write this JSON key, at any depth, as "REDACTED"
       --endpoint NAME="METHOD /pattern"   a stubs endpoint: sub-folder NAME answers the pattern
       -h, --help                          show this help
     """

@@ -79,3 +79,31 @@ struct ConvertCommandTests {
         #expect(r.stderr.contains("usage: moonmock convert"))
     }
 }
+
+@Suite("moonmock convert har")
+struct ConvertHARCommandTests {
+    static let har = CLIRunner.packageRoot.appendingPathComponent("Tests/Fixtures/import/api.har").path
+
+    @Test("--out writes mocks.lua and fixtures that check and answer as the HAR did; without it the script is printed whole")
+    func convertHAR() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-har-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let r = try CLIRunner.run(["convert", "har", Self.har, "--out", out.path, "--redact-json", "token", "--host", "api.example.com"])
+        #expect(r.status == 0)
+        #expect(r.stdout == "moonmock: wrote \(out.path)/mocks.lua (7 rules) and 1 fixture; 1 entry not converted, listed at its top\n", "\(r.stdout)")
+        let check = try CLIRunner.run(["check", "mocks.lua"], in: out)
+        #expect(check.status == 0, "\(check.stderr)")
+        let user = try CLIRunner.run(["request", "mocks.lua", "GET", "/users/7"], in: out)
+        #expect(user.stdout.hasPrefix("HTTP/1.1 200 OK\r\n") && user.stdout.hasSuffix(#"{"id":7,"manager":null,"name":"Ana","roles":[]}"#), "\(user.stdout)")
+        let users = try CLIRunner.run(["request", "mocks.lua", "GET", "/users?page=2&sort=name"], in: out)
+        #expect(users.stdout.contains(#""token": "REDACTED""#) && !users.stdout.contains("secret-1"))
+
+        let printed = try CLIRunner.run(["convert", "har", Self.har])
+        #expect(printed.status == 0 && printed.stdout.hasPrefix("-- Converted by `moonmock convert har api.har` from 9 requests.\n"))
+        #expect(printed.stdout.contains(#"mock.get("/avatar.png", mock.text("\137PNG\r\n"#))
+        #expect(try CLIRunner.run(["convert", "har"]).status == 64)
+        #expect(try CLIRunner.run(["convert", "har", Self.har, "--hots", "x"]).stderr.contains("did you mean '--host'"))
+        let missing = try CLIRunner.run(["convert", "har", "nope.har"])
+        #expect(missing.status == 1 && missing.stderr == "moonmock: cannot read nope.har\n")
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import MoonmockCore
+
+/// One request and the answer it got: what recording captures and every importer produces.
+public struct RecordedExchange: Sendable {
+    public var request: MockRequest
+    public var status: Int
+    public var headers: HTTPHeaders
+    /// The body as the client reads it (content codings undone).
+    public var body: [UInt8]
+    /// When it was recorded, for the rule's comment.
+    public var recordedAt: Date?
+    /// Where it came from (`api.har: entry 3`), for the rule's comment.
+    public var source: String?
+
+    public init(request: MockRequest, status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
+                recordedAt: Date? = nil, source: String? = nil) {
+        self.request = request
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.recordedAt = recordedAt
+        self.source = source
+    }
+}
+
+/// Something a source said that the script cannot express: listed at the top of the script,
+/// never dropped silently.
+public struct WriterNote: Sendable, Equatable {
+    public let source: String
+    public let message: String
+    public init(source: String, message: String) {
+        self.source = source
+        self.message = message
+    }
+}
+
+/// Turns exchanges into a `mocks.lua` a person wants to edit: one rule per distinct request
+/// (method, path, query, GraphQL operation) in first-seen order, `mock.sequence` where the same
+/// request got different answers, small JSON inline as Lua tables and the rest in `fixtures/`,
+/// headers that say nothing about the mock left out, secrets redacted.
+///
+/// ```swift
+/// var writer = ScriptWriter(options: .init(title: "Recorded from https://api.example.com"))
+/// let output = writer.write(exchanges)
+/// try output.save(in: URL(fileURLWithPath: "recorded"))   // recorded/mocks.lua, recorded/fixtures/…
+/// ```
+public struct ScriptWriter: Sendable {
+    public struct Options: Sendable {
+        /// The first comment line (what made the script).
+        public var title: String
+        /// Response header names (any case) and JSON keys written as `"REDACTED"`, on top of the usual secrets.
+        public var redactHeaders: Set<String> = []
+        public var redactJSONKeys: Set<String> = []
+        /// Pin rules to the scheme, host and port they were captured from.
+        public var keepHost = false
+        /// Bodies up to this many bytes go inline; larger ones, and binary ones, to fixtures.
+        public var inlineLimit = 256
+        /// `false`: every body inline, binary ones as escaped strings (a script printed alone).
+        public var useFixtures = true
+        public init(title: String) { self.title = title }
+    }
+
+    /// The script and its fixture files (paths relative to the script's folder).
+    public struct Output: Sendable {
+        public var script: String
+        public var fixtures: [(path: String, bytes: [UInt8])]
+        /// How many rules the script has.
+        public var ruleCount: Int
+
+        /// Writes `mocks.lua` and the fixtures into `folder` (made when missing).
+        public func save(in folder: URL) throws {
+            let fm = FileManager.default
+            try fm.createDirectory(at: folder, withIntermediateDirectories: true)
+            for fixture in fixtures {
+                let url = folder.appendingPathComponent(fixture.path)
+                try fm.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try Data(fixture.bytes).write(to: url)
+            }
+            try Data(script.utf8).write(to: folder.appendingPathComponent("mocks.lua"))
+        }
+    }
+
+    public var options: Options
+
+    public init(options: Options) { self.options = options }
+
+    /// Response headers that say nothing about the mock.
+    static let dropped: Set<String> = ["date", "content-length", "connection", "transfer-encoding", "server", "via", "keep-alive",
+                                       "content-encoding", "age", "x-served-by", "x-cache", "x-cache-hits", "x-timer", "alt-svc",
+                                       "strict-transport-security", "cf-ray", "cf-cache-status", "expect-ct", "report-to", "nel",
+                                       "accept-ranges", "vary", "etag", "last-modified", "x-request-id", "x-amzn-requestid",
+                                       "x-amz-cf-id", "x-amz-cf-pop", "proxy-connection", "upgrade", "trailer", "te"]
+    /// Header values that are secrets wherever they appear.
+    static let secrets: Set<String> = ["authorization", "cookie", "set-cookie", "x-api-key", "proxy-authorization"]
+
+    /// The script for `exchanges`, with `notes` listed at the top.
+    public func write(_ exchanges: [RecordedExchange], notes: [WriterNote] = []) -> Output {
+        var groups: [(key: RuleKey, exchanges: [RecordedExchange])] = []
+        var index: [RuleKey: Int] = [:]
+        for exchange in exchanges {
+            let key = RuleKey(exchange.request, keepHost: options.keepHost)
+            if let i = index[key] { groups[i].exchanges.append(exchange) } else {
+                index[key] = groups.count
+                groups.append((key, [exchange]))
+            }
+        }
+        var fixtures = FixtureNames()
+        var out = "-- \(options.title)\n"
+        out += "-- \(groups.count) rule\(groups.count == 1 ? "" : "s"), in the order their requests were first seen. Edit freely:\n"
+        out += "-- `moonmock check mocks.lua` lists them, `moonmock serve mocks.lua` serves them.\n"
+        if !notes.isEmpty {
+            out += "--\n-- Not converted (\(notes.count)):\n"
+            for note in notes { out += "--   \(note.source): \(note.message.replacingOccurrences(of: "\n", with: " "))\n" }
+        }
+        var files: [(String, [UInt8])] = []
+        for group in groups {
+            out += "\n" + rule(group.key, group.exchanges, &fixtures, &files)
+        }
+        return Output(script: out, fixtures: files, ruleCount: groups.count)
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import MoonmockCore
+import MoonmockImport
+
+/// `moonmock convert har FILE`: a source read into exchanges, written by the one ScriptWriter.
+enum ConvertImport {
+    static func run(_ arguments: [String]) -> Int32 {
+        var file: String?, out: String?
+        var hosts: Set<String> = []
+        var options = ScriptWriter.Options(title: "")
+        var i = 0
+        func value(_ name: String) -> String? {
+            guard i + 1 < arguments.count else { return nil }
+            i += 2
+            return arguments[i - 1]
+        }
+        while i < arguments.count {
+            let arg = arguments[i]
+            switch arg {
+            case "--host", "--out", "--redact", "--redact-json":
+                guard let v = value(arg) else { return MoonmockCLI.usageError("\(arg) needs a value", MoonmockCLI.convertUsage) }
+                switch arg {
+                case "--host": hosts.insert(v.lowercased())
+                case "--out": out = v
+                case "--redact": options.redactHeaders.insert(v)
+                default: options.redactJSONKeys.insert(v)
+                }
+            case "--keep-host": options.keepHost = true; i += 1
+            default:
+                if arg.hasPrefix("-") { return MoonmockCLI.usageError(MoonmockCLI.unknownOption(arg, usage: MoonmockCLI.convertUsage), MoonmockCLI.convertUsage) }
+                guard file == nil else { return MoonmockCLI.usageError("unexpected argument '\(arg)'", MoonmockCLI.convertUsage) }
+                file = arg
+                i += 1
+            }
+        }
+        guard let file else { return MoonmockCLI.usageError("missing FILE.har", MoonmockCLI.convertUsage) }
+        guard let data = FileManager.default.contents(atPath: file) else {
+            MoonmockCLI.printError("moonmock: cannot read \(file)")
+            return 1
+        }
+        let name = (file as NSString).lastPathComponent
+        do {
+            let (exchanges, notes) = try HARImporter.read(data, name: name, hosts: hosts)
+            options.title = "Converted by `moonmock convert har \(name)` from \(exchanges.count) request\(exchanges.count == 1 ? "" : "s")."
+            options.useFixtures = out != nil
+            let output = ScriptWriter(options: options).write(exchanges, notes: notes)
+            if let out {
+                try output.save(in: URL(fileURLWithPath: out))
+                print("moonmock: wrote \(out)/mocks.lua (\(output.ruleCount) rules) and \(output.fixtures.count) fixture\(output.fixtures.count == 1 ? "" : "s")"
+                      + (notes.isEmpty ? "" : "; \(notes.count) entr\(notes.count == 1 ? "y" : "ies") not converted, listed at its top"))
+            } else {
+                print(output.script, terminator: "")
+            }
+            return 0
+        } catch {
+            MoonmockCLI.printError("moonmock: \(error)")
+            return 1
+        }
+    }
+}
