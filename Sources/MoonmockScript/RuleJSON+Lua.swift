@@ -20,19 +20,7 @@ extension RuleJSON {
     static func decoded(_ v: JSONValue) -> String { "mock.json.decode(\(quoted(v.encoded())))" }
 
     /// A Lua string literal holding exactly `bytes`.
-    static func quoted(_ bytes: [UInt8]) -> String {
-        var out = "\""
-        out.reserveCapacity(bytes.count + 2)
-        for b in bytes {
-            switch b {
-            case UInt8(ascii: "\""): out += "\\\""
-            case UInt8(ascii: "\\"): out += "\\\\"
-            case 0x20...0x7E: out.unicodeScalars.append(Unicode.Scalar(b))
-            default: out += "\\" + String(format: "%03d", Int(b))
-            }
-        }
-        return out + "\""
-    }
+    static func quoted(_ bytes: [UInt8]) -> String { LuaLiteral.quoted(bytes) }
 
     /// A query, header or body matcher: a string, `mock.present`, `mock.absent` or `mock.match(…)`.
     static func matcher(_ v: JSONValue) -> String {
