@@ -228,11 +228,18 @@ function mock.sequence(responses) end
 ---@param variants table<string, mock.Handler|mock.Response>
 ---@return mock.Built
 function mock.variants(variants) end
----Reserved: forwarding to a real upstream is not available yet.
----@param base_url string
----@param opts? table
+---Forwards the request (method, path, query, headers, body) to `base_url` and answers with
+---the upstream's status, headers and body; a handler may return it to pass a request through.
+---@param base_url string            "https://api.example.com" (a path prefix is kept)
+---@param opts? mock.ProxyOptions
 ---@return mock.Built
 function mock.proxy(base_url, opts) end
+
+---@class mock.ProxyOptions
+---@field headers? table<string, string|false>  request fields to set (false removes one)
+---@field timeout? number            milliseconds (default 30000); then a 502
+---@field insecure? boolean          do not verify the upstream's TLS certificate
+---@field delay? mock.Delay
 
 ---Cross-origin access for browser apps: the socket server answers preflights and lets pages
 ---of these origins read every answer (while this script serves).

@@ -40,6 +40,11 @@ enum Answer {
             if exchange.matched {
                 logging.log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0, ruleID: exchange.ruleID)
                 delay += exchange.delayMilliseconds
+                if let proxy = exchange.response.proxy {
+                    // mock.proxy: the pass-through session sends it upstream; its answer (or URLError) is the task's.
+                    self = .passThrough(Self.upstreamRequest(current, exchange.request, proxy))
+                    return
+                }
                 if let next = Self.redirect(from: current, by: exchange.response) {
                     if current.httpShouldHandleCookies, let url = current.url { session?.storeCookies(of: exchange.response, for: url, mainDocumentURL: current.mainDocumentURL) }
                     redirects += 1
@@ -72,6 +77,18 @@ enum Answer {
             }
             return
         }
+    }
+
+    /// The request `mock.proxy` sends: the same method, body and fields (hop-by-hop ones
+    /// dropped, the proxy's own applied) to the upstream's URL, with its timeout.
+    static func upstreamRequest(_ original: URLRequest, _ request: MockRequest, _ proxy: ProxyTarget) -> URLRequest {
+        var upstream = URLRequest(url: URL(string: proxy.url(for: request)) ?? original.url!,
+                                  timeoutInterval: Double(proxy.timeoutMilliseconds) / 1000)
+        upstream.httpMethod = request.method
+        upstream.httpBody = request.body.isEmpty ? nil : Data(request.body)
+        upstream.httpShouldHandleCookies = false
+        for field in proxy.forwardedHeaders(request) { upstream.addValue(field.value, forHTTPHeaderField: field.name) }
+        return upstream
     }
 
     /// The request a redirect leads to, as swift-corelibs-foundation builds it: for 301, 302,

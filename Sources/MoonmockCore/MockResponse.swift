@@ -14,6 +14,9 @@ public struct MockResponse: Sendable, Equatable {
     public var delay: DelaySpec?
     /// A transport-level failure delivered instead of (or while sending) the response.
     public var fault: Fault?
+    /// `mock.proxy`: the door forwards the request there and answers with the upstream's
+    /// response (status, headers and body here are unused).
+    public var proxy: ProxyTarget?
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
                 delay: DelaySpec? = nil, fault: Fault? = nil) {

@@ -154,8 +154,20 @@ function mock.cors(opts)
   if not ok then fail("mock.cors: " .. err) end
 end
 
-for _, name in ipairs { "proxy" } do
-  mock[name] = function() fail("mock." .. name .. " is reserved and not available in this version of Moonmock") end
+-- forwards the request to a real upstream; the door answers with what comes back
+function mock.proxy(base, opts)
+  check_type(base, "string", "mock.proxy base URL")
+  if not base:match("^[hH][tT][tT][pP][sS]?://[^/]") then
+    fail("mock.proxy: the base URL must start with http:// or https:// and name a host, got '" .. base .. "'")
+  end
+  opts = check_opts(opts, { headers = true, timeout = true, insecure = true, delay = true }, "mock.proxy")
+  if opts.timeout ~= nil and (type(opts.timeout) ~= "number" or opts.timeout <= 0) then
+    fail("mock.proxy: timeout is milliseconds, a positive number, got " .. given(opts.timeout))
+  end
+  if opts.headers ~= nil then check_type(opts.headers, "table", "mock.proxy headers") end
+  if opts.insecure ~= nil then check_type(opts.insecure, "boolean", "mock.proxy insecure") end
+  return response("proxy", { base = base, timeout = opts.timeout, insecure = opts.insecure, proxy_headers = opts.headers },
+                  { delay = opts.delay }, "mock.proxy")
 end
 
 -- matchers for query/headers/body

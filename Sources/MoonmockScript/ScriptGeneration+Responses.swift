@@ -72,6 +72,7 @@ extension ScriptGeneration {
             response.headers["Content-Type"] = stack.string(at: -1)
             stack.pop()
         case "fault": break
+        case "proxy": response.proxy = try proxyTarget(t, stack)
         case "variants": throw LuaError.host("mock.variants must be a rule's response itself, not returned by a handler or nested")
         default: throw LuaError.host("unknown response kind '\(kind)'")
         }
@@ -107,6 +108,38 @@ extension ScriptGeneration {
             return .template(templates[id], base: response, escapeJSON: escape, explicitStatus: explicit)
         }
         return .fixed(response, explicitStatus: explicit)
+    }
+
+    /// A `mock.proxy(base, opts)` value's target; a header given as `false` is removed.
+    private func proxyTarget(_ t: Int32, _ stack: LuaStack) throws -> ProxyTarget {
+        stack.getField(t, "base")
+        let base = stack.string(at: -1) ?? ""
+        stack.pop()
+        stack.getField(t, "timeout")
+        let timeout = stack.number(at: -1).map { Int($0.rounded(.up)) } ?? 30_000
+        stack.pop()
+        stack.getField(t, "insecure")
+        let insecure = stack.bool(at: -1)
+        stack.pop()
+        var headers: [(name: String, value: String)] = []
+        if stack.getField(t, "proxy_headers") == LUA_TTABLE {
+            let h = stack.top
+            lua_pushnil(stack.L)
+            while lua_next(stack.L, h) != 0 {
+                defer { stack.pop() }
+                guard let name = stack.string(at: -2), stack.isString(at: -2) else { lua_settop(stack.L, h); throw LuaError.host("mock.proxy headers: names must be strings") }
+                if stack.type(at: -1) == LUA_TBOOLEAN && !stack.bool(at: -1) {
+                    headers.append((name, ""))
+                } else if let value = stack.string(at: -1) {
+                    headers.append((name, value))
+                } else {
+                    lua_settop(stack.L, h)
+                    throw LuaError.host("mock.proxy headers.\(name) must be a string (or false to remove it)")
+                }
+            }
+        }
+        stack.pop()
+        return ProxyTarget(base: base, headers: headers.sorted { $0.name < $1.name }, timeoutMilliseconds: timeout, insecure: insecure)
     }
 
     /// `{ name = value }` pairs of strings (numbers accepted as values), sorted by name.

@@ -131,9 +131,14 @@ struct BuilderTests {
         #expect(engine.state.get("flaky") == .integer(4))
     }
 
-    @Test("reserved names fail with a clear message")
-    func reserved() throws {
-        let error = try loadError(#"mock.get("/p", mock.proxy("http://upstream"))"#)
-        #expect(error?.message == "mocks.lua:1: mock.proxy is reserved and not available in this version of Moonmock")
+    @Test("mock.proxy is a response value naming its upstream; a bad base URL is a load error at its line")
+    func proxyValue() throws {
+        let (engine, _) = try makeEngine(#"mock.get("/p", mock.proxy("http://upstream/v2/", { timeout = 1500, insecure = true, headers = { ["X-A"] = "1", ["X-B"] = false } }))"#)
+        let proxy = engine.send("GET", "/p?x=1").response.proxy
+        #expect(proxy?.base == "http://upstream/v2" && proxy?.timeoutMilliseconds == 1500 && proxy?.insecure == true)
+        #expect(proxy?.url(for: MockRequest(method: "GET", url: "http://localhost/p?x=1")) == "http://upstream/v2/p?x=1")
+        #expect(proxy?.headers.map(\.name) == ["X-A", "X-B"] && proxy?.headers.map(\.value) == ["1", ""])
+        let error = try loadError("mock.get(\"/p\",\n  mock.proxy(\"upstream\"))")
+        #expect(error?.message == "mocks.lua:2: mock.proxy: the base URL must start with http:// or https:// and name a host, got 'upstream'")
     }
 }

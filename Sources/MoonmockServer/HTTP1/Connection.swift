@@ -18,6 +18,8 @@ final class Connection {
         case delayed(MockResponse, Bool, Bool)
         /// The `timeout` fault: never answered.
         case held
+        /// `mock.proxy`: the upstream's answer is on its way (delivered by ``EventLoop/completeProxy(_:)``).
+        case proxying
         /// A body sent slice by slice: (body, next offset, bytes per second).
         case dribbling([UInt8], Int, Int)
     }
@@ -79,7 +81,7 @@ final class Connection {
     var isReading: Bool {
         switch state {
         case .head, .body, .chunked: return true
-        case .delayed, .held, .dribbling: return false
+        case .delayed, .held, .proxying, .dribbling: return false
         }
     }
 
@@ -89,7 +91,7 @@ final class Connection {
         switch state {
         case .head: return !input.isEmpty
         case .body, .chunked: return true
-        case .delayed, .held, .dribbling: return false
+        case .delayed, .held, .proxying, .dribbling: return false
         }
     }
 }

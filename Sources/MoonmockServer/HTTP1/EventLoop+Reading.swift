@@ -219,7 +219,7 @@ extension EventLoop {
                     send(c, serverRef._withUnsafeGuaranteedRef { $0.tooLarge() }, head: false, http10: head.minorVersion == 0)
                     return bytes.count
                 }
-            case .delayed, .held, .dribbling:
+            case .delayed, .held, .proxying, .dribbling:
                 return used
             }
         }
@@ -262,7 +262,9 @@ extension EventLoop {
         }
         serverRef._withUnsafeGuaranteedRef { server in
             server.answer(request) { response, delay in
-                if delay > 0 {
+                if let proxy = response.proxy {
+                    forward(c, request, to: proxy, delay: delay, head: isHead, http10: http10)
+                } else if delay > 0 {
                     c.state = .delayed(response, isHead, http10)
                     schedule(c, after: delay / 1000)
                 } else {

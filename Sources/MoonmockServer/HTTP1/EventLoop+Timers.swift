@@ -70,7 +70,7 @@ extension EventLoop {
                 if now &- c.lastActivity > bodyTimeout {
                     refuse(c, status: 408, "the request body made no progress for \(Self.seconds(bodyTimeout))")
                 }
-            case .delayed, .held, .dribbling:
+            case .delayed, .held, .proxying, .dribbling:
                 break
             }
         }

@@ -44,6 +44,8 @@ final class EventLoop: @unchecked Sendable {
         var exit = false
         /// The loop has ended and closed its descriptors.
         var closed = false
+        /// Upstream answers of `mock.proxy` for the loop to deliver.
+        var proxied: [ProxiedAnswer] = []
     }
     let commands = Locked(Commands())
     let finished = DispatchSemaphore(value: 0)
@@ -207,9 +209,10 @@ final class EventLoop: @unchecked Sendable {
         var value: UInt64 = 0
         _ = read(wakeup, &value, 8)
         let pending = commands.withLock { c in
-            defer { c.stopAccepting = false }
+            defer { c.stopAccepting = false; c.proxied = [] }
             return c
         }
+        pending.proxied.forEach(completeProxy)
         if pending.stopAccepting && !stopping {
             stopping = true
             if listener >= 0 {
