@@ -62,3 +62,28 @@ def test_it_serves_the_example_from_an_empty_environment(unpacked):
 def test_version_and_help_run_without_swift(unpacked):
     version = subprocess.run([str(unpacked / "bin/moonmock"), "version"], capture_output=True, text=True, env={}, timeout=10)
     assert version.returncode == 0 and version.stdout.startswith("moonmock ")
+
+
+def test_mock_proxy_works_from_the_tarball(unpacked, tmp_path):
+    """libcurl and its libraries come from lib/: a proxy rule forwards to the example server."""
+    binary = str(unpacked / "bin/moonmock")
+    first = subprocess.Popen([binary, "serve", "examples/mocks.lua", "--port", "0", "--no-watch"], cwd=unpacked, env={},
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        upstream = re.search(r" on (http://127\.0\.0\.1:\d+)$", first.stdout.readline().strip()).group(1)
+        script = tmp_path / "proxy.lua"
+        script.write_text(f'mock.get("/*rest", mock.proxy("{upstream}"))\n')
+        second = subprocess.Popen([binary, "serve", str(script), "--port", "0", "--no-watch"], env={},
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            url = re.search(r" on (http://127\.0\.0\.1:\d+)$", second.stdout.readline().strip()).group(1)
+            with urllib.request.urlopen(url + "/users/7", timeout=10) as response:
+                assert response.read() == b'{"id":7,"name":"User 7"}'
+        finally:
+            second.send_signal(signal.SIGTERM)
+            assert second.wait(10) == 0
+            second.stdout.close()
+    finally:
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(10) == 0
+        first.stdout.close()
