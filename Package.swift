@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "MoonmockCore", dependencies: ["CJSONSkim"]),
         .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
         .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "CCompression"]),
-        .target(name: "MoonmockServer", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockProxy", "COpenSSL", "CLinuxIO"]),
+        .target(name: "MoonmockServer", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockProxy", "MoonmockImport", "COpenSSL", "CLinuxIO"]),
         // libcurl for mock.proxy's upstream requests (a C function per request: curl_easy_setopt is variadic).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         // mock.proxy on the server: upstream requests on a pool of threads, each keeping its connections.

@@ -79,7 +79,8 @@ extension ScriptWriter {
         return comment + "\nmock.route {\n" + fields.map { "  \($0),\n" }.joined() + "}\n"
     }
 
-    static func stamp(_ date: Date) -> String {
+    /// `2026-12-02 14:03:00 UTC`.
+    public static func stamp(_ date: Date) -> String {
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")
         f.timeZone = TimeZone(identifier: "UTC")

@@ -78,5 +78,9 @@ extension AdminAPI {
             return .json(.object(["reset": .bool(true)]))
         },
         AdminRoute("POST", "/reload") { api, c in api.reload(c.server) },
+        AdminRoute("GET", "/recordings") { _, c in .json(c.server.recorder.status) },
+        AdminRoute("POST", "/recordings/start") { api, c in api.startRecording(c.request, c.server) },
+        AdminRoute("POST", "/recordings/snapshot") { api, c in api.snapshotRecording(c.server, stop: false) },
+        AdminRoute("POST", "/recordings/stop") { api, c in api.snapshotRecording(c.server, stop: true) },
     ]
 }

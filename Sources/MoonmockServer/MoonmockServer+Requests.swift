@@ -7,6 +7,13 @@ extension MoonmockServer {
     /// its delay in milliseconds where the engine left them: returned instead, the response would
     /// be copied out of the exchange (its body and header list retained, then released with it).
     func answer<R>(_ request: MockRequest, _ act: (MockResponse, Double) -> R) -> R {
+        if recorder.isRecording, !AdminAPI.owns(request.path), let target = recorder.target(for: request) {
+            // Recording: everything but the admin API goes to the upstream, and is kept.
+            var response = MockResponse()
+            response.proxy = target
+            log(request, status: 0, rule: "recording", delay: 0)
+            return act(response, 0)
+        }
         if corsFlag || engine.declaresCORS, let cors = cors(for: request) {
             return answer(request, cors, act)
         }

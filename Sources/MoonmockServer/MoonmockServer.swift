@@ -26,6 +26,8 @@ public final class MoonmockServer: @unchecked Sendable {
     /// What `GET /__moonmock/health` says about the script (generation, load time, last error).
     let scriptStatus: (@Sendable () -> JSONValue)?
     let admin: AdminAPI
+    /// Recording a real API (`moonmock record`, `/__moonmock/recordings/*`).
+    public let recorder = Recorder()
     /// `configuration.cors`, kept apart: reading it through `configuration` on every request
     /// would copy the configuration's strings and arrays (retains and releases per request).
     let corsFlagPolicy: CORSPolicy?

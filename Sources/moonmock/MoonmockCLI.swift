@@ -17,7 +17,8 @@ enum MoonmockCLI {
       init [DIR]                         write a small working mocks folder
       types [--write DIR | --path]       the editor annotations of the mock API
       request SCRIPT METHOD URL          run one request through a script, print it like curl -i
-      convert bundle|stubs DIR           print a mocks.lua equivalent to a Mock-Bundle or stubs folder
+      record --upstream URL              proxy to a real API and write what it answered as a mocks.lua
+      convert har|bundle|stubs ...       a mocks.lua from a HAR file, a Mock-Bundle or a stubs folder
       help [COMMAND]                     show help
 
     options:
@@ -140,7 +141,7 @@ enum MoonmockCLI {
     static let table: [(name: String, usage: String, run: @Sendable ([String]) -> Int32)] = [
         ("serve", serveUsage, Serve.run), ("check", checkUsage, Check.run), ("test", Test.usage, Test.run),
         ("request", requestUsage, Request.run), ("init", Init.usage, Init.run), ("types", Init.typesUsage, Init.types),
-        ("convert", convertUsage, Convert.run),
+        ("convert", convertUsage, Convert.run), ("record", Record.usage, Record.run),
     ]
     static let commands = table.map(\.name) + ["help", "version"]
 

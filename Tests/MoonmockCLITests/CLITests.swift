@@ -16,7 +16,8 @@ struct CLITests {
       init [DIR]                         write a small working mocks folder
       types [--write DIR | --path]       the editor annotations of the mock API
       request SCRIPT METHOD URL          run one request through a script, print it like curl -i
-      convert bundle|stubs DIR           print a mocks.lua equivalent to a Mock-Bundle or stubs folder
+      record --upstream URL              proxy to a real API and write what it answered as a mocks.lua
+      convert har|bundle|stubs ...       a mocks.lua from a HAR file, a Mock-Bundle or a stubs folder
       help [COMMAND]                     show help
 
     options:

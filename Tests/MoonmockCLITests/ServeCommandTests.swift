@@ -254,3 +254,42 @@ struct ServeRulesTests {
         #expect(usage.status == 64 && usage.stderr.contains("--cors-origin takes an origin such as http://localhost:3000"))
     }
 }
+
+@Suite("moonmock record")
+struct RecordCommandTests {
+    @Test("record proxies to the upstream and writes mocks.lua and fixtures on SIGTERM; the script checks and answers the same")
+    func record() async throws {
+        let (upstream, _, upText) = try launchServe(["examples/mocks.lua", "--port", "0", "--no-watch"], until: "\n")
+        defer { upstream.stop() }
+        let upPort = try #require(upText.split(separator: "\n").first?.split(separator: ":").last.flatMap { Int($0) })
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-record-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let process = Subprocess()
+        process.executableURL = CLIRunner.binary
+        process.arguments = ["record", "--upstream", "http://127.0.0.1:\(upPort)", "--out", out.path, "--port", "0", "--only", "/users/:id"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { process.stop() }
+        let first = await cliThread { String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self) }
+        let line = try #require(first.split(separator: "\n").first.map(String.init))
+        #expect(line.hasPrefix("moonmock: recording http://127.0.0.1:\(upPort) on http://127.0.0.1:"), "\(first)")
+        let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
+        let session = URLSession(configuration: .ephemeral)
+        let (user, _) = try await session.data(from: URL(string: "http://127.0.0.1:\(port)/users/7")!)
+        #expect(String(decoding: user, as: UTF8.self) == #"{"id":7,"name":"User 7"}"#)
+        let (users, _) = try await session.data(from: URL(string: "http://127.0.0.1:\(port)/users")!)   // forwarded, not recorded (--only)
+        #expect(!users.isEmpty)
+        #expect(process.stop(), "SIGTERM did not stop record")
+        #expect(process.terminationStatus == 0)
+        let rest = await cliThread { String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+        #expect((first + rest).contains("moonmock: wrote \(out.path)/mocks.lua (1 rule) and 0 fixtures"), "\(first + rest)")
+        let check = try CLIRunner.run(["check", "mocks.lua"], in: out)
+        #expect(check.status == 0 && check.stdout.contains("GET /users/7"), "\(check.stdout)\(check.stderr)")
+        let replay = try CLIRunner.run(["request", "mocks.lua", "GET", "/users/7"], in: out)
+        #expect(replay.stdout.hasSuffix(#"{"id":7,"name":"User 7"}"#))
+        #expect(try CLIRunner.run(["record"]).status == 64)
+        #expect(try CLIRunner.run(["record", "--upstream", "ftp://x"]).stderr.contains("must start with http:// or https://"))
+    }
+}

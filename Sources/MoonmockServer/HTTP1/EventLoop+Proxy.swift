@@ -22,6 +22,8 @@ extension EventLoop {
         Upstream.shared.forward(request, to: target) { [self] response in
             commands.withLock { commands in
                 guard !commands.closed else { return }   // the loop has ended: nobody to answer
+                // Under the lock: the server waits for this loop to close before it goes away.
+                serverRef._withUnsafeGuaranteedRef { $0.recorder.record(request, response, via: target) }
                 commands.proxied.append(ProxiedAnswer(fd: fd, serial: serial, response: response, delay: delay, head: head, http10: http10))
                 poke(commands)
             }

@@ -1,0 +1,105 @@
+import Foundation
+import MoonmockCore
+import MoonmockServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `moonmock record --upstream URL`: a proxy that keeps what the real API answers and writes
+/// it as a mocks.lua (through the one ScriptWriter) on SIGINT/SIGTERM and on
+/// `POST /__moonmock/recordings/snapshot`.
+enum Record {
+    static let usage = """
+    usage: moonmock record --upstream URL [--out DIR] [--port P] [--host ADDRESS]
+                           [--redact HEADER]... [--redact-json KEY]... [--only PATTERN]... [--keep-host]
+
+    Forwards every request to URL and records it with its answer. On SIGINT or SIGTERM (and
+    on POST /__moonmock/recordings/snapshot) writes DIR/mocks.lua and DIR/fixtures/: a rule
+    per distinct request, in first-seen order; a request answered differently each time
+    becomes a mock.sequence. Point the app at this server instead of the real API.
+
+    options:
+      --upstream URL         the real API: https://api.example.com (a path prefix is kept)
+      --out DIR              where to write (default ./recorded)
+      --port PORT            port to bind (default 8080; 0 picks one and prints it)
+      --host ADDRESS         address to bind (default 127.0.0.1)
+      --redact HEADER        write this response header as "REDACTED" (repeatable; Authorization,
+                             Cookie, Set-Cookie, X-Api-Key and Proxy-Authorization always are)
+      --redact-json KEY      write this JSON key, at any depth, as "REDACTED" (repeatable)
+      --only PATTERN         record only paths matching PATTERN, e.g. /api/* (repeatable;
+                             every request is still forwarded)
+      --keep-host            pin the rules to the upstream's scheme and host
+      -h, --help             show this help
+    """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        StopSignal.install()
+        var configuration = ServerConfiguration()
+        var upstream: String?
+        var settings = Recorder.Settings(upstream: "", out: "recorded")
+        var i = 0
+        do {
+            func value(_ name: String) throws -> String {
+                guard i + 1 < arguments.count else { throw UsageError("\(name) needs a value") }
+                i += 2
+                return arguments[i - 1]
+            }
+            while i < arguments.count {
+                let arg = arguments[i]
+                switch arg {
+                case "-h", "--help": print(usage); return 0
+                case "--upstream": upstream = try value(arg)
+                case "--out": settings.out = try value(arg)
+                case "--host": configuration.host = try value(arg)
+                case "--port":
+                    let v = try value(arg)
+                    guard let p = Int(v), (0...65535).contains(p) else { throw UsageError("--port must be 0...65535, got '\(v)'") }
+                    configuration.port = p
+                case "--redact": settings.redactHeaders.insert(try value(arg))
+                case "--redact-json": settings.redactJSONKeys.insert(try value(arg))
+                case "--only":
+                    let v = try value(arg)
+                    do { settings.only.append(try RoutePattern(v)) } catch { throw UsageError("--only: \(error)") }
+                case "--keep-host": settings.keepHost = true; i += 1
+                default:
+                    if arg.hasPrefix("-") { throw UsageError(MoonmockCLI.unknownOption(arg, usage: usage)) }
+                    throw UsageError("unexpected argument '\(arg)'")
+                }
+            }
+            guard let upstream else { throw UsageError("missing --upstream URL") }
+            guard upstream.lowercased().hasPrefix("http://") || upstream.lowercased().hasPrefix("https://") else {
+                throw UsageError("--upstream must start with http:// or https://, got '\(upstream)'")
+            }
+            settings.upstream = upstream
+        } catch let error as UsageError {
+            return MoonmockCLI.usageError(error.message, usage)
+        } catch {
+            return 1
+        }
+        let engine = Engine()
+        configuration.threads = 2
+        let server = MoonmockServer(engine: engine, configuration: configuration)
+        do {
+            try server.start()
+        } catch {
+            MoonmockCLI.printError("moonmock: \(error)")
+            return 1
+        }
+        server.recorder.start(settings)
+        let out = settings.out ?? "recorded"
+        Serve.say("moonmock: recording \(settings.upstream) on \(server.baseURL)")
+        Serve.say("moonmock: writes \(out)/mocks.lua on SIGINT or SIGTERM, or POST \(server.baseURL)/__moonmock/recordings/snapshot")
+        StopSignal.wait()
+        server.stop(drainSeconds: 5)   // answers still on their way are recorded too
+        guard let output = server.recorder.stop() else { return 0 }
+        do {
+            try output.save(in: URL(fileURLWithPath: out))
+        } catch {
+            MoonmockCLI.printError("moonmock: cannot write \(out)/mocks.lua: \(error)")
+            return 1
+        }
+        Serve.say("moonmock: wrote \(out)/mocks.lua (\(output.ruleCount) rule\(output.ruleCount == 1 ? "" : "s")) and "
+                  + "\(output.fixtures.count) fixture\(output.fixtures.count == 1 ? "" : "s")")
+        return 0
+    }
+}
