@@ -10,12 +10,17 @@ extension ScriptWriter {
         func opts(dropping type: (String) -> Bool, status: Bool = true) -> String {
             var parts: [String] = []
             if status && exchange.status != 200 { parts.append("status = \(exchange.status)") }
+            if let delay = exchange.delayMilliseconds, delay > 0 { parts.append("delay = \(Self.milliseconds(delay))") }
             let shown = headers.filter { !($0.name.lowercased() == "content-type" && type($0.value.lowercased())) }
             if !shown.isEmpty {
                 parts.append("headers = { " + shown.map { "\(LuaLiteral.key($0.name)) = \(LuaLiteral.string($0.value))" }
                     .joined(separator: ", ") + " }")
             }
             return parts.isEmpty ? "" : ", { " + parts.joined(separator: ", ") + " }"
+        }
+        if let fault = exchange.fault {
+            let delay = exchange.delayMilliseconds.map { ", { delay = \(Self.milliseconds($0)) }" } ?? ""
+            return "mock.fault(\(LuaLiteral.string(fault))\(delay))"
         }
         let body = exchange.body
         if body.isEmpty || exchange.status == 204 || exchange.status == 304 {
@@ -44,6 +49,11 @@ extension ScriptWriter {
         let implied = Self.impliedType[ext] ?? "application/octet-stream"
         if headers["content-type"] == nil && !text { headers.add("Content-Type", "application/octet-stream") }
         return "mock.file(\(LuaLiteral.string(path))\(opts(dropping: { $0.hasPrefix(implied) })))"
+    }
+
+    /// `50`, or `12.5`.
+    static func milliseconds(_ ms: Double) -> String {
+        ms == ms.rounded() && abs(ms) < 1e12 ? String(Int64(ms)) : LuaLiteral.value(.double(ms))
     }
 
     /// The response's headers without those that say nothing about the mock, secrets redacted.

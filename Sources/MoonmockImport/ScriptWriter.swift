@@ -12,6 +12,10 @@ public struct RecordedExchange: Sendable {
     public var recordedAt: Date?
     /// Where it came from (`api.har: entry 3`), for the rule's comment.
     public var source: String?
+    /// A delay before the answer, in milliseconds (importers of formats that have one).
+    public var delayMilliseconds: Double?
+    /// A fault instead of the answer: `connection_reset`, `empty_response`, `malformed_chunk`.
+    public var fault: String?
 
     public init(request: MockRequest, status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
                 recordedAt: Date? = nil, source: String? = nil) {
@@ -67,6 +71,8 @@ public struct ScriptWriter: Sendable {
         public var fixtures: [(path: String, bytes: [UInt8])]
         /// How many rules the script has.
         public var ruleCount: Int
+        /// What the source said that the script does not (listed at its top too).
+        public var notes: [WriterNote] = []
 
         /// Writes `mocks.lua` and the fixtures into `folder` (made when missing).
         public func save(in folder: URL) throws {
@@ -117,6 +123,6 @@ public struct ScriptWriter: Sendable {
         for group in groups {
             out += "\n" + rule(group.key, group.exchanges, &fixtures, &files)
         }
-        return Output(script: out, fixtures: files, ruleCount: groups.count)
+        return Output(script: out, fixtures: files, ruleCount: groups.count, notes: notes)
     }
 }

@@ -2,9 +2,9 @@ import Foundation
 import MoonmockCore
 import MoonmockImport
 
-/// `moonmock convert har FILE`: a source read into exchanges, written by the one ScriptWriter.
+/// `moonmock convert har FILE` and `convert wiremock DIR`: a source read and written by the one ScriptWriter.
 enum ConvertImport {
-    static func run(_ arguments: [String]) -> Int32 {
+    static func run(_ kind: String, _ arguments: [String]) -> Int32 {
         var file: String?, out: String?
         var hosts: Set<String> = []
         var options = ScriptWriter.Options(title: "")
@@ -33,21 +33,30 @@ enum ConvertImport {
                 i += 1
             }
         }
-        guard let file else { return MoonmockCLI.usageError("missing FILE.har", MoonmockCLI.convertUsage) }
-        guard let data = FileManager.default.contents(atPath: file) else {
-            MoonmockCLI.printError("moonmock: cannot read \(file)")
-            return 1
-        }
+        guard let file else { return MoonmockCLI.usageError(kind == "har" ? "missing FILE.har" : "missing DIR", MoonmockCLI.convertUsage) }
         let name = (file as NSString).lastPathComponent
+        options.useFixtures = out != nil
         do {
-            let (exchanges, notes) = try HARImporter.read(data, name: name, hosts: hosts)
-            options.title = "Converted by `moonmock convert har \(name)` from \(exchanges.count) request\(exchanges.count == 1 ? "" : "s")."
-            options.useFixtures = out != nil
-            let output = ScriptWriter(options: options).write(exchanges, notes: notes)
+            let output: ScriptWriter.Output
+            var notes = 0
+            if kind == "wiremock" {
+                options.title = "Converted by `moonmock convert wiremock \(name)`."
+                output = try WireMockImporter.convert(folder: URL(fileURLWithPath: file), options: options)
+                notes = output.notes.count
+            } else {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    MoonmockCLI.printError("moonmock: cannot read \(file)")
+                    return 1
+                }
+                let (exchanges, found) = try HARImporter.read(data, name: name, hosts: hosts)
+                options.title = "Converted by `moonmock convert har \(name)` from \(exchanges.count) request\(exchanges.count == 1 ? "" : "s")."
+                output = ScriptWriter(options: options).write(exchanges, notes: found)
+                notes = found.count
+            }
             if let out {
                 try output.save(in: URL(fileURLWithPath: out))
                 print("moonmock: wrote \(out)/mocks.lua (\(output.ruleCount) rules) and \(output.fixtures.count) fixture\(output.fixtures.count == 1 ? "" : "s")"
-                      + (notes.isEmpty ? "" : "; \(notes.count) entr\(notes.count == 1 ? "y" : "ies") not converted, listed at its top"))
+                      + (notes == 0 ? "" : "; \(notes) \(kind == "har" ? (notes == 1 ? "entry" : "entries") : (notes == 1 ? "item" : "items")) not converted, listed at its top"))
             } else {
                 print(output.script, terminator: "")
             }

@@ -77,6 +77,7 @@ enum MoonmockCLI {
 
     static let convertUsage = """
     usage: moonmock convert har FILE.har [--host HOST]... [--out DIR] [writer options]
+           moonmock convert wiremock DIR [--out DIR]
            moonmock convert bundle DIR
            moonmock convert stubs DIR --endpoint NAME="METHOD /pattern"...
 
@@ -85,6 +86,10 @@ enum MoonmockCLI {
     With --out DIR it writes DIR/mocks.lua and DIR/fixtures/ (large and binary bodies);
     without, it prints the script with every body inline. What it cannot convert is
     listed at the top of the script.
+
+    wiremock: a rule per mapping of a WireMock folder (mappings/*.json, __files/): URL,
+    query, header and body matchers, responses, delays, faults, priorities, and scenarios
+    as mock.state.
 
     bundle, stubs: prints a mocks.lua that behaves like the Mock-Bundle folder DIR
     (DIR/bundle.json) or the stubs folder DIR, leaving the fixture files where they are.

@@ -107,3 +107,20 @@ struct ConvertHARCommandTests {
         #expect(missing.status == 1 && missing.stderr == "moonmock: cannot read nope.har\n")
     }
 }
+
+@Suite("moonmock convert wiremock")
+struct ConvertWireMockCommandTests {
+    @Test("--out writes a script that checks and answers as the mappings do; a folder without mappings/ says so")
+    func convertWireMock() throws {
+        let source = CLIRunner.packageRoot.appendingPathComponent("Tests/Fixtures/import/wiremock").path
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-wm-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let r = try CLIRunner.run(["convert", "wiremock", source, "--out", out.path])
+        #expect(r.status == 0 && r.stdout.hasSuffix("(8 rules) and 1 fixture; 1 item not converted, listed at its top\n"), "\(r.stdout)\(r.stderr)")
+        #expect(try CLIRunner.run(["check", "mocks.lua"], in: out).status == 0)
+        let cart = try CLIRunner.run(["request", "mocks.lua", "GET", "/cart"], in: out)
+        #expect(cart.stdout.hasSuffix(#"{"items":[]}"#))
+        let empty = try CLIRunner.run(["convert", "wiremock", out.path])
+        #expect(empty.status == 1 && empty.stderr.contains("no mappings/ folder"))
+    }
+}
