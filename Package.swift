@@ -43,7 +43,9 @@ let package = Package(
         // mock.proxy on the server: upstream requests on a pool of threads, each keeping its connections.
         .target(name: "MoonmockProxy", dependencies: ["MoonmockCore", "CCurl"]),
         // Exchanges (recorded, or read from HAR and other formats) to an editable mocks.lua: the one ScriptWriter.
-        .target(name: "MoonmockImport", dependencies: ["MoonmockCore"]),
+        // libyaml for OpenAPI documents written in YAML (the document loader, aliases resolved).
+        .systemLibrary(name: "CYAML", providers: [.apt(["libyaml-dev"])]),
+        .target(name: "MoonmockImport", dependencies: ["MoonmockCore", "CYAML"]),
         .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport"]),
         // Fuzz targets (scripts/fuzz runs them under libFuzzer; the test suite replays their corpora).
         .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockServer", "LuaBridge", "CLua"]),

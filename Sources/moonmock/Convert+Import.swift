@@ -33,13 +33,23 @@ enum ConvertImport {
                 i += 1
             }
         }
-        guard let file else { return MoonmockCLI.usageError(kind == "har" ? "missing FILE.har" : "missing DIR", MoonmockCLI.convertUsage) }
+        guard let file else {
+            return MoonmockCLI.usageError(["har": "missing FILE.har", "openapi": "missing SPEC.json or SPEC.yaml"][kind] ?? "missing DIR", MoonmockCLI.convertUsage)
+        }
         let name = (file as NSString).lastPathComponent
         options.useFixtures = out != nil
         do {
             let output: ScriptWriter.Output
             var notes = 0
-            if kind == "wiremock" {
+            if kind == "openapi" {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    MoonmockCLI.printError("moonmock: cannot read \(file)")
+                    return 1
+                }
+                options.title = "Converted by `moonmock convert openapi \(name)`."
+                output = try OpenAPIImporter.convert(data, name: name, options: options)
+                notes = output.notes.count
+            } else if kind == "wiremock" {
                 options.title = "Converted by `moonmock convert wiremock \(name)`."
                 output = try WireMockImporter.convert(folder: URL(fileURLWithPath: file), options: options)
                 notes = output.notes.count

@@ -77,6 +77,7 @@ enum MoonmockCLI {
 
     static let convertUsage = """
     usage: moonmock convert har FILE.har [--host HOST]... [--out DIR] [writer options]
+           moonmock convert openapi SPEC.json|SPEC.yaml [--out DIR]
            moonmock convert wiremock DIR [--out DIR]
            moonmock convert bundle DIR
            moonmock convert stubs DIR --endpoint NAME="METHOD /pattern"...
@@ -86,6 +87,10 @@ enum MoonmockCLI {
     With --out DIR it writes DIR/mocks.lua and DIR/fixtures/ (large and binary bodies);
     without, it prints the script with every body inline. What it cannot convert is
     listed at the top of the script.
+
+    openapi: a rule per operation of an OpenAPI 3.0 or 3.1 document, path parameters as
+    :name, each documented status an answer (its example, else one made from the schema),
+    the first 2xx the default and the others variants to switch at runtime.
 
     wiremock: a rule per mapping of a WireMock folder (mappings/*.json, __files/): URL,
     query, header and body matchers, responses, delays, faults, priorities, and scenarios

@@ -124,3 +124,24 @@ struct ConvertWireMockCommandTests {
         #expect(empty.status == 1 && empty.stderr.contains("no mappings/ folder"))
     }
 }
+
+@Suite("moonmock convert openapi")
+struct ConvertOpenAPICommandTests {
+    @Test("YAML and JSON documents: scripts that check and answer their examples; usage and read errors")
+    func convertOpenAPI() throws {
+        for (file, rules) in [("petstore-3.0.yaml", 5), ("orders-3.1.json", 2)] {
+            let out = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-oa-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: out) }
+            let spec = CLIRunner.packageRoot.appendingPathComponent("Tests/Fixtures/import/\(file)").path
+            let r = try CLIRunner.run(["convert", "openapi", spec, "--out", out.path])
+            #expect(r.status == 0 && r.stdout.contains("(\(rules) rules)"), "\(r.stdout)\(r.stderr)")
+            let check = try CLIRunner.run(["check", "mocks.lua"], in: out)
+            #expect(check.status == 0 && check.stdout.contains("variants:"), "\(check.stdout)")
+        }
+        let pet = try CLIRunner.run(["convert", "openapi", CLIRunner.packageRoot.appendingPathComponent("Tests/Fixtures/import/petstore-3.0.yaml").path])
+        #expect(pet.stdout.contains(#"["404"] = mock.json({ code = 1, message = "not found" }, { status = 404 }),"#))
+        #expect(try CLIRunner.run(["convert", "openapi"]).status == 64)
+        let missing = try CLIRunner.run(["convert", "openapi", "nope.yaml"])
+        #expect(missing.status == 1 && missing.stderr == "moonmock: cannot read nope.yaml\n")
+    }
+}
