@@ -17,8 +17,9 @@ enum Answer {
     case respond(Delivery, delayMilliseconds: Double)
     /// Fail the task (an unmatched request under ``UnmatchedPolicy/fail``, too many redirects).
     case fail(any Error)
-    /// Hand the request to the real network (the request a redirect led to, or the original).
-    case passThrough(URLRequest)
+    /// Hand the request to the real network (the request a redirect led to, or the original);
+    /// for `mock.proxy`, the journal id whose status the upstream's answer gives.
+    case passThrough(URLRequest, journalID: Int? = nil)
 
     /// Runs `request` through `owner`'s engine, logs it and prepares what to deliver. A redirect
     /// the engine answers is followed as URLSession follows one from the network (a `URLProtocol`
@@ -42,7 +43,7 @@ enum Answer {
                 delay += exchange.delayMilliseconds
                 if let proxy = exchange.response.proxy {
                     // mock.proxy: the pass-through session sends it upstream; its answer (or URLError) is the task's.
-                    self = .passThrough(Self.upstreamRequest(current, exchange.request, proxy))
+                    self = .passThrough(Self.upstreamRequest(current, exchange.request, proxy), journalID: exchange.request.id)
                     return
                 }
                 if let next = Self.redirect(from: current, by: exchange.response) {

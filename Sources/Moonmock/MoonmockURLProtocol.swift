@@ -110,8 +110,8 @@ public class MoonmockURLProtocol: URLProtocol {
             }
         case .fail(let error):
             fail(error)
-        case .passThrough(let upstream):
-            passThrough(upstream)
+        case .passThrough(let upstream, let journalID):
+            passThrough(upstream, journalID: journalID)
         }
     }
 
@@ -248,7 +248,7 @@ public class MoonmockURLProtocol: URLProtocol {
         return URLSession(configuration: configuration, delegate: nil, delegateQueue: queue)
     }()
 
-    private func passThrough(_ request: URLRequest) {
+    private func passThrough(_ request: URLRequest, journalID: Int? = nil) {
         guard let mutable = (request as NSURLRequest).mutableCopy() as? NSMutableURLRequest else {
             fail(URLError(.unknown)); return
         }
@@ -266,6 +266,9 @@ public class MoonmockURLProtocol: URLProtocol {
                     let (data, response, error) = result.value
                     guard !this.withPending({ $0.stopped }) else { return }
                     if let error { this.fail(error); return }
+                    if let journalID, let http = response as? HTTPURLResponse {
+                        Self.owner?.engine.journal.recordUpstreamStatus(http.statusCode, for: journalID)
+                    }
                     if let response { this.client?.urlProtocol(this, didReceive: response, cacheStoragePolicy: .notAllowed) }
                     if let data, !data.isEmpty { this.client?.urlProtocol(this, didLoad: data) }
                     this.finish()

@@ -5,7 +5,8 @@ public struct JournalEntry: Sendable {
     public let request: MockRequest
     /// Seconds since 1970 when the request arrived.
     public let timestamp: Double
-    public let status: Int
+    /// The status answered (for `mock.proxy`, the upstream's once it answered; 0 for a fault).
+    public internal(set) var status: Int
     /// The id of the rule that answered, or `nil` when none did.
     public let ruleID: String?
     /// How long the engine took (not including delays), in microseconds.
@@ -66,6 +67,8 @@ public final class Journal: Sendable {
 
     public let capacity: Int
     private let stripes: Stripes<Stripe>
+    /// Statuses that came later than the record: the upstream's answers to `mock.proxy` requests, by request id.
+    private let lateStatuses = Locked<[Int: Int]>([:])
 
     public init(capacity: Int = 1000) {
         self.capacity = max(1, capacity)
@@ -101,10 +104,27 @@ public final class Journal: Sendable {
         var all: [JournalRecord] = []
         for stripe in stripes.all { all += stripe.ring.withLock { $0.ordered } }
         if stripes.all.count > 1 { all.sort { $0.sequence < $1.sequence } }
-        return all.suffix(capacity).map(\.entry)
+        let late = lateStatuses.withLock { $0 }
+        guard !late.isEmpty else { return all.suffix(capacity).map(\.entry) }
+        return all.suffix(capacity).map { record in
+            var entry = record.entry
+            if let status = late[entry.id] { entry.status = status }
+            return entry
+        }
+    }
+
+    /// The status a request's answer turned out to have after it was recorded: what the
+    /// upstream of a `mock.proxy` answered (the doors call this when it arrives).
+    public func recordUpstreamStatus(_ status: Int, for id: Int) {
+        lateStatuses.withLock { late in
+            // Bounded: statuses of entries long pushed out of the journal are let go.
+            if late.count >= 4 * capacity { late.removeAll(keepingCapacity: true) }
+            late[id] = status
+        }
     }
 
     public func clear() {
+        lateStatuses.withLock { $0.removeAll() }
         for stripe in stripes.all {
             stripe.ring.withLock { r in
                 r.slots = Array(repeating: nil, count: r.slots.count)

@@ -14,14 +14,24 @@ public final class ProxyTarget: Sendable, Equatable, CustomStringConvertible {
     public let timeoutMilliseconds: Int
     /// Skip the verification of the upstream's TLS certificate (`opts.insecure`).
     public let insecure: Bool
+    /// The journal entry of the request being forwarded (set on a per-request copy, see
+    /// ``forJournal(_:)``): the door records the upstream's status there.
+    public let journalID: Int?
 
-    public init(base: String, headers: [(name: String, value: String)] = [], timeoutMilliseconds: Int = 30_000, insecure: Bool = false) {
+    public init(base: String, headers: [(name: String, value: String)] = [], timeoutMilliseconds: Int = 30_000, insecure: Bool = false,
+                journalID: Int? = nil) {
+        self.journalID = journalID
         var base = base
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base
         self.headers = headers
         self.timeoutMilliseconds = timeoutMilliseconds
         self.insecure = insecure
+    }
+
+    /// This target for one request, whose journal entry is `id`.
+    public func forJournal(_ id: Int) -> ProxyTarget {
+        ProxyTarget(base: base, headers: headers, timeoutMilliseconds: timeoutMilliseconds, insecure: insecure, journalID: id)
     }
 
     /// The upstream URL for `request`: the base, then the request's path and query.

@@ -25,7 +25,16 @@ extension MoonmockServer {
         let exchange = engine.handle(request)
         log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0,
             rule: exchange.ruleID, delay: exchange.delayMilliseconds)
+        if let proxy = exchange.response.proxy { return forwarded(exchange, proxy, act) }
         return act(exchange.response, exchange.delayMilliseconds)
+    }
+
+    /// A `mock.proxy` answer, its target told which journal entry the upstream's status belongs to.
+    @inline(never)
+    private func forwarded<R>(_ exchange: Exchange, _ proxy: ProxyTarget, _ act: (MockResponse, Double) -> R) -> R {
+        var response = exchange.response
+        response.proxy = proxy.forJournal(exchange.request.id)
+        return act(response, exchange.delayMilliseconds)
     }
 
     /// The policy in force (the script's, else `--cors`) when `request` comes from a page (has an `Origin`).
@@ -55,6 +64,7 @@ extension MoonmockServer {
             rule: exchange.ruleID, delay: exchange.delayMilliseconds)
         var response = exchange.response
         cors.decorate(&response, for: request)
+        if let proxy = response.proxy { response.proxy = proxy.forJournal(exchange.request.id) }
         return act(response, exchange.delayMilliseconds)
     }
 

@@ -32,6 +32,8 @@ struct ProxyParityTests {
         #expect(echo.body == #"{"added":"yes","body":"payload","method":"POST","path":"/echo/a","q":"1"}"#)
         let teapot = try await served.fetch("/teapot")
         #expect(teapot.status == 418 && teapot.body == "short and stout")
+        // The journal shows the upstream's status, not the rule's.
+        #expect(served.moonmock.requests.last { $0.path == "/teapot" }?.status == 418)
         if door == .socket {
             let down = try await served.fetch("/down")
             #expect(down.status == 502 && down.body.contains("upstream http://127.0.0.1:1"))

@@ -23,7 +23,10 @@ extension EventLoop {
             commands.withLock { commands in
                 guard !commands.closed else { return }   // the loop has ended: nobody to answer
                 // Under the lock: the server waits for this loop to close before it goes away.
-                serverRef._withUnsafeGuaranteedRef { $0.recorder.record(request, response, via: target) }
+                serverRef._withUnsafeGuaranteedRef { server in
+                    server.recorder.record(request, response, via: target)
+                    if let id = target.journalID { server.engine.journal.recordUpstreamStatus(response.status, for: id) }
+                }
                 commands.proxied.append(ProxiedAnswer(fd: fd, serial: serial, response: response, delay: delay, head: head, http10: http10))
                 poke(commands)
             }
