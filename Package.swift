@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "LuaBridge", dependencies: ["CLua", "CWatchdog", "CJSONSkim"]),
         .target(name: "MoonmockCore", dependencies: ["CJSONSkim"]),
         .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
-        .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "CCompression"]),
+        .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockProxy", "CCompression"]),
         .target(name: "MoonmockServer", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockProxy", "MoonmockImport", "COpenSSL", "CLinuxIO"]),
         // libcurl for mock.proxy's upstream requests (a C function per request: curl_easy_setopt is variadic).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),

@@ -20,6 +20,9 @@ enum Answer {
     /// Hand the request to the real network (the request a redirect led to, or the original);
     /// for `mock.proxy`, the journal id whose status the upstream's answer gives.
     case passThrough(URLRequest, journalID: Int? = nil)
+    /// `mock.proxy` with `insecure`: through libcurl, which can skip the certificate check that
+    /// URLSession on Linux cannot (the request, its target with the journal id, HEAD or not).
+    case forward(MockRequest, ProxyTarget, head: Bool)
 
     /// Runs `request` through `owner`'s engine, logs it and prepares what to deliver. A redirect
     /// the engine answers is followed as URLSession follows one from the network (a `URLProtocol`
@@ -41,6 +44,10 @@ enum Answer {
             if exchange.matched {
                 logging.log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0, ruleID: exchange.ruleID)
                 delay += exchange.delayMilliseconds
+                if let proxy = exchange.response.proxy, proxy.insecure {
+                    self = .forward(exchange.request, proxy.forJournal(exchange.request.id), head: head)
+                    return
+                }
                 if let proxy = exchange.response.proxy {
                     // mock.proxy: the pass-through session sends it upstream; its answer (or URLError) is the task's.
                     self = .passThrough(Self.upstreamRequest(current, exchange.request, proxy), journalID: exchange.request.id)

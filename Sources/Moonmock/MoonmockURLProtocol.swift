@@ -19,7 +19,7 @@ public class MoonmockURLProtocol: URLProtocol {
     static let passThroughKey = "moonmock.passThrough"
 
     /// `@unchecked`: only touched under the lock below.
-    private struct Pending: @unchecked Sendable {
+    struct Pending: @unchecked Sendable {
         var stopped = false
         var timers: [DispatchWorkItem] = []
         var upstream: URLSessionDataTask?
@@ -37,7 +37,7 @@ public class MoonmockURLProtocol: URLProtocol {
     private var deliveryQueue: DispatchQueue?
 
     /// The delivery queue, found on first use; call from `startLoading` (the task's queue).
-    private func laterQueue() -> DispatchQueue {
+    func laterQueue() -> DispatchQueue {
         if let deliveryQueue { return deliveryQueue }
         let queue = Self.workQueue(of: task) ?? DispatchQueue.global()
         deliveryQueue = queue
@@ -45,7 +45,7 @@ public class MoonmockURLProtocol: URLProtocol {
     }
 
     /// Timers and the upstream task are shared by the loading thread and timer threads.
-    private func withPending<T>(_ body: (inout Pending) -> T) -> T {
+    func withPending<T>(_ body: (inout Pending) -> T) -> T {
         pending.withLock { body(&$0) }
     }
 
@@ -112,6 +112,8 @@ public class MoonmockURLProtocol: URLProtocol {
             fail(error)
         case .passThrough(let upstream, let journalID):
             passThrough(upstream, journalID: journalID)
+        case .forward(let upstream, let proxy, let head):
+            forward(upstream, to: proxy, head: head)
         }
     }
 
@@ -128,7 +130,7 @@ public class MoonmockURLProtocol: URLProtocol {
     // MARK: delivery
 
     /// Delivers `delivery`, honouring its fault.
-    private func send(_ delivery: Delivery) {
+    func send(_ delivery: Delivery) {
         switch delivery.response.fault {
         case .connectionReset?: fail(URLError(.networkConnectionLost))
         case .emptyResponse?, .malformedChunk?: fail(URLError(.badServerResponse))
@@ -214,7 +216,7 @@ public class MoonmockURLProtocol: URLProtocol {
         client?.urlProtocolDidFinishLoading(self)
     }
 
-    private func fail(_ error: any Error) {
+    func fail(_ error: any Error) {
         guard !withPending({ $0.stopped }) else { return }
         client?.urlProtocol(self, didFailWithError: error)
     }

@@ -42,3 +42,37 @@ struct ProxyParityTests {
         }
     }
 }
+
+@Suite("mock.proxy to an HTTPS upstream")
+struct ProxyTLSTests {
+    @Test("an upstream certificate nobody trusts is refused, unless insecure; the same through each door", arguments: Door.allCases)
+    func insecure(door: Door) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-proxy-tls-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let certificate = try SelfSignedCertificate.load(directory: folder)   // a local CA of its own: trusted by no one
+        let upstreamEngine = Engine()
+        try upstreamEngine.loadScript(source: #"mock.get("/*rest", "over TLS")"#)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.tlsCertificatePEM = certificate.certificatePEM
+        configuration.tlsKeyPEM = certificate.keyPEM
+        let upstream = MoonmockServer(engine: upstreamEngine, configuration: configuration)
+        try upstream.start()
+        defer { upstream.stop(drainSeconds: 0) }
+        let base = "https://127.0.0.1:\(upstream.port)"
+        let served = try Served("""
+            mock.get('/checked', mock.proxy('\(base)/secure', { timeout = 5000 }))
+            mock.get('/unchecked', mock.proxy('\(base)/secure', { insecure = true, timeout = 5000 }))
+            """, door: door)
+        defer { served.stop() }
+        let unchecked = try await served.fetch("/unchecked")
+        #expect(unchecked.status == 200 && unchecked.body == "over TLS")
+        if door == .socket {
+            let checked = try await served.fetch("/checked")
+            #expect(checked.status == 502 && checked.body.contains("certificate"), "\(checked.body)")
+        } else {
+            await #expect(throws: (any Error).self) { _ = try await served.fetch("/checked") }
+        }
+    }
+}
