@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "MoonmockCoreTests", dependencies: ["MoonmockCore"]),
         .testTarget(name: "MoonmockScriptTests", dependencies: ["MoonmockScript", "MoonmockCore"]),
         .testTarget(name: "MoonmockTests", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
-        .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript", "LuaBridge", "COpenSSL", "MoonmockTestSupport"]),
+        .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript", "MoonmockProxy", "LuaBridge", "COpenSSL", "MoonmockTestSupport"]),
         .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock", "MoonmockFuzz", "MoonmockTestSupport"]),
         .testTarget(name: "MoonmockImportTests", dependencies: ["MoonmockImport", "MoonmockCore", "MoonmockScript"]),
         // The same requests through both front doors: in-process and over a socket.

@@ -21,8 +21,14 @@ public final class Upstream: Sendable {
         let completion: @Sendable (MockResponse) -> Void
     }
 
-    private let queue = Locked<(jobs: [Job], idle: Int, started: Int)>(([], 0, 0))
-    private let wake = NSCondition()
+    private struct State: @unchecked Sendable {
+        var jobs: [Job] = []
+        /// Idle workers, the one idle the shortest last: a request goes to the thread that
+        /// worked last, whose connection to the upstream is the warmest.
+        var idle: [DispatchSemaphore] = []
+        var started = 0
+    }
+    private let state = Locked(State())
     private let threads: Int
 
     public init(threads: Int) {
@@ -35,19 +41,21 @@ public final class Upstream: Sendable {
     /// Forwards `request` to `target`; `completion` runs on a pool thread with the upstream's
     /// answer, or a `502` saying which upstream failed and why.
     public func forward(_ request: MockRequest, to target: ProxyTarget, completion: @escaping @Sendable (MockResponse) -> Void) {
-        let startThread = queue.withLock { q -> Bool in
-            q.jobs.append(Job(request: request, target: target, completion: completion))
-            if q.idle == 0 && q.started < threads { q.started += 1; return true }
-            return false
+        enum Next { case wake(DispatchSemaphore), start, none }
+        let next = state.withLock { s -> Next in
+            s.jobs.append(Job(request: request, target: target, completion: completion))
+            if let worker = s.idle.popLast() { return .wake(worker) }
+            if s.started < threads { s.started += 1; return .start }
+            return .none   // every thread is busy: the first to finish takes it
         }
-        if startThread {
+        switch next {
+        case .wake(let worker): worker.signal()
+        case .start:
             let thread = Thread { [self] in work() }
             thread.name = "moonmock.upstream"
             thread.start()
+        case .none: break
         }
-        wake.lock()
-        wake.signal()
-        wake.unlock()
     }
 
     /// ``forward(_:to:completion:)``, waiting for the answer (tests, tools).
@@ -65,17 +73,14 @@ public final class Upstream: Sendable {
     private func work() {
         let handle = mm_upstream_handle_new()
         defer { mm_upstream_handle_free(handle) }
+        let wake = DispatchSemaphore(value: 0)
         while true {
-            wake.lock()
-            var job = queue.withLock { q -> Job? in q.jobs.isEmpty ? nil : q.jobs.removeFirst() }
-            while job == nil {
-                queue.withLock { $0.idle += 1 }
-                wake.wait()
-                queue.withLock { $0.idle -= 1 }
-                job = queue.withLock { q -> Job? in q.jobs.isEmpty ? nil : q.jobs.removeFirst() }
+            let job = state.withLock { s -> Job? in
+                if !s.jobs.isEmpty { return s.jobs.removeFirst() }
+                s.idle.append(wake)
+                return nil
             }
-            wake.unlock()
-            if let job { job.completion(perform(handle, job.request, job.target)) }
+            if let job { job.completion(perform(handle, job.request, job.target)) } else { wake.wait() }
         }
     }
 

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import MoonmockCore
 import MoonmockScript
+import MoonmockProxy
 import MoonmockServer
 import Testing
 
@@ -122,6 +123,19 @@ struct ProxyTests {
         let passed = try JSONValue(parsing: Array(try await server.fetch("/users/8").body.utf8))
         #expect(passed["path"] == .string("/echo/users/8"))
         #expect(try await server.fetch("/users/7").status == 200)   // and the server serves on
+    }
+
+    @Test("requests one after another reuse the connection to the upstream")
+    func reusesConnections() async throws {
+        let upstream = try startServer(upstreamScript)
+        defer { upstream.stop() }
+        // A pool of its own (the shared one serves the other tests meanwhile), of four threads.
+        let pool = Upstream(threads: 4)
+        let target = ProxyTarget(base: "http://127.0.0.1:\(upstream.port)")
+        let bodies = await onThread { (0..<6).map { _ in pool.fetch(MockRequest(method: "GET", url: "http://localhost/text"), to: target).body } }
+        #expect(bodies.allSatisfy { $0 == Array("plain text".utf8) })
+        // Open at the upstream: one connection, the thread that worked last taking each request.
+        #expect(upstream.connectionsPerWorker.reduce(0, +) == 1, "\(upstream.connectionsPerWorker)")
     }
 
     @Test("mock.proxy checks its arguments at load time")
