@@ -74,13 +74,26 @@ public final class Upstream: Sendable {
         let handle = mm_upstream_handle_new()
         defer { mm_upstream_handle_free(handle) }
         let wake = DispatchSemaphore(value: 0)
-        while true {
-            let job = state.withLock { s -> Job? in
+        /// The next job, or `nil` with this thread on the idle list.
+        func next() -> Job? {
+            state.withLock { s -> Job? in
                 if !s.jobs.isEmpty { return s.jobs.removeFirst() }
                 s.idle.append(wake)
                 return nil
             }
-            if let job { job.completion(perform(handle, job.request, job.target)) } else { wake.wait() }
+        }
+        var job = next()
+        while true {
+            guard let current = job else {
+                wake.wait()
+                job = next()
+                continue
+            }
+            let response = perform(handle, current.request, current.target)
+            // Idle (or on to the next job) before the answer is handed on: a caller that sends
+            // again at once finds this thread, and its open connection, waiting.
+            job = next()
+            current.completion(response)
         }
     }
 
