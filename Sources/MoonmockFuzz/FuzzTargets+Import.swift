@@ -17,7 +17,8 @@ extension FuzzTargets {
         lua_getglobal(L, "string")
         lua_getfield(L, -1, "find")
         _ = lua_pushstring(L, "")
-        _ = lua_pushstring(L, lua)
+        let bytes = Array(lua.utf8)   // binary-safe: a regex may hold a NUL
+        bytes.withUnsafeBufferPointer { b in b.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(L, $0.baseAddress, $0.count) } }
         if mm_pcall(L, 2, 1, 0) != 0 {
             let message = String(cString: lua_tolstring(L, -1, nil))
             precondition(!message.contains("malformed") && !message.contains("missing") && !message.contains("invalid"),

@@ -52,9 +52,14 @@ public enum OpenAPIImporter {
                     let response = generator.resolve(responses[status]!)
                     let (headers, body) = generator.body(of: response, source: source, &notes)
                     let code = Int(status) ?? (status.uppercased().hasSuffix("XX") ? (Int(status.prefix(1)) ?? 2) * 100 : 500)
+                    guard (100...599).contains(code) else {
+                        notes.append(WriterNote(source: source, message: "response \(status): not an HTTP status (100-599)"))
+                        continue
+                    }
                     let exchange = RecordedExchange(request: request, status: code, headers: headers, body: body)
                     answers.append((status == "default" ? "other" : status, writer.response(exchange, key, &names, &files)))
                 }
+                guard !answers.isEmpty else { continue }
                 let summary = operation["summary"]?.stringValue ?? operation["operationId"]?.stringValue
                 var rule = "-- \(method.uppercased()) \(path)\(summary.map { ": " + $0.replacingOccurrences(of: "\n", with: " ") } ?? "")\n"
                 let respond: String
