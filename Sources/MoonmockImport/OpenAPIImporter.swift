@@ -38,6 +38,13 @@ public enum OpenAPIImporter {
         for path in paths.keys.sorted() {
             guard case .object(let item)? = paths[path] else { continue }
             let pattern = routePattern(path)
+            // A literal segment that reads as pattern syntax (`*x`, `:x`) cannot be written as a path.
+            guard path.hasPrefix("/"), (try? RoutePattern(pattern)) != nil,
+                  pattern.split(separator: "/").allSatisfy({ !$0.hasPrefix("*") && !($0.hasPrefix("{") && $0.hasSuffix("}")) }),
+                  path.split(separator: "/").allSatisfy({ !$0.hasPrefix(":") }) else {
+                notes.append(WriterNote(source: "\(name): \(path)", message: "the path cannot be written as a route pattern"))
+                continue
+            }
             for method in methods where item[method] != nil {
                 guard case .object(let operation)? = item[method] else { continue }
                 let source = "\(name): \(method.uppercased()) \(path)"

@@ -10,7 +10,9 @@
 public enum RegexToLua {
     /// `whole`: the pattern must match the whole subject (WireMock's matching), so it is anchored.
     public static func translate(_ regex: String, whole: Bool) -> String? {
-        var chars = Array(regex)
+        // By scalar, not by Character: "[" followed by a combining mark is one Character, but two
+        // bytes Lua reads apart.
+        var chars = Array(regex.unicodeScalars)
         var anchoredStart = false, anchoredEnd = false
         if chars.first == "^" { anchoredStart = true; chars.removeFirst() }
         if chars.last == "$" && !(chars.count >= 2 && chars[chars.count - 2] == "\\") { anchoredEnd = true; chars.removeLast() }
@@ -45,7 +47,9 @@ public enum RegexToLua {
                     item += "?"; i += 1
                 case "{":
                     guard let close = chars[i...].firstIndex(of: "}") else { return nil }
-                    let bounds = String(chars[(i + 1)..<close]).split(separator: ",", omittingEmptySubsequences: false)
+                    var inside = ""
+                    inside.unicodeScalars.append(contentsOf: chars[(i + 1)..<close])
+                    let bounds = inside.split(separator: ",", omittingEmptySubsequences: false)
                     guard let low = Int(bounds.first ?? ""), low <= 32 else { return nil }
                     var repeated = String(repeating: item, count: low)
                     if bounds.count == 2 {
@@ -66,12 +70,19 @@ public enum RegexToLua {
     }
 
     /// A literal character, escaped when Lua would read it as magic.
-    static func literal(_ c: Character) -> String {
-        "^$()%.[]*+-?".contains(c) ? "%" + String(c) : String(c)
+    static func literal(_ c: Unicode.Scalar) -> String {
+        "^$()%.[]*+-?".unicodeScalars.contains(c) ? "%" + String(c) : String(c)
+    }
+
+    /// `text` matched literally: every magic character escaped.
+    static func literal(_ text: String) -> String { text.unicodeScalars.map(literal).joined() }
+
+    private static func isAlphanumeric(_ c: Unicode.Scalar) -> Bool {
+        c.properties.isAlphabetic || c.properties.numericType != nil
     }
 
     /// `\x` of a regex as a Lua item.
-    private static func escape(_ c: Character) -> String? {
+    private static func escape(_ c: Unicode.Scalar) -> String? {
         switch c {
         case "d": return "%d"
         case "D": return "%D"
@@ -80,13 +91,13 @@ public enum RegexToLua {
         case "s": return "%s"
         case "S": return "%S"
         default:
-            guard !c.isLetter && !c.isNumber else { return nil }   // \b, \1, \p{..}: no equivalent
+            guard !isAlphanumeric(c) else { return nil }   // \b, \1, \p{..}: no equivalent
             return literal(c)
         }
     }
 
     /// `[...]` from `start`; the Lua set and the index after it.
-    private static func characterClass(_ chars: [Character], from start: Int) -> (String, Int)? {
+    private static func characterClass(_ chars: [Unicode.Scalar], from start: Int) -> (String, Int)? {
         var i = start + 1
         var out = "["
         if i < chars.count && chars[i] == "^" { out += "^"; i += 1 }
@@ -103,7 +114,7 @@ public enum RegexToLua {
                 case "w": out += "%w_"
                 case "s": out += "%s"
                 case "D", "W", "S": return nil   // a negation inside a set has no Lua form
-                case let e where !e.isLetter && !e.isNumber: out += "%" + String(e)
+                case let e where !isAlphanumeric(e): out += "%" + String(e)
                 default: return nil
                 }
                 i += 2

@@ -98,7 +98,7 @@ struct WireMockWriter {
         }
         if let s = o["equalTo"]?.stringValue { return LuaLiteral.string(s) }
         if o["absent"] == .bool(true) { return "mock.absent" }
-        if let s = o["contains"]?.stringValue { return "mock.match(\(LuaLiteral.string(s.map(RegexToLua.literal).joined())))" }
+        if let s = o["contains"]?.stringValue { return "mock.match(\(LuaLiteral.string(RegexToLua.literal(s))))" }
         if let regex = o["matches"]?.stringValue {
             guard let lua = RegexToLua.translate(regex, whole: true) else { throw Raised("\(what): matches \(regex): no Lua pattern matches the same") }
             return "mock.match(\(LuaLiteral.string(lua)))"
@@ -114,7 +114,7 @@ struct WireMockWriter {
         } else if let s = p["equalTo"]?.stringValue {
             fields.append("body = \(LuaLiteral.string(s))")
         } else if let s = p["contains"]?.stringValue {
-            fields.append("body = mock.match(\(LuaLiteral.string(s.map(RegexToLua.literal).joined())))")
+            fields.append("body = mock.match(\(LuaLiteral.string(RegexToLua.literal(s))))")
         } else if let regex = p["matches"]?.stringValue {
             guard let lua = RegexToLua.translate(regex, whole: true) else { throw Raised("bodyPatterns matches \(regex): no Lua pattern matches the same") }
             fields.append("body = mock.match(\(LuaLiteral.string(lua)))")
