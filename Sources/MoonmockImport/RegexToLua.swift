@@ -50,7 +50,7 @@ public enum RegexToLua {
                     var inside = ""
                     inside.unicodeScalars.append(contentsOf: chars[(i + 1)..<close])
                     let bounds = inside.split(separator: ",", omittingEmptySubsequences: false)
-                    guard let low = Int(bounds.first ?? ""), low <= 32 else { return nil }
+                    guard let low = Int(bounds.first ?? ""), (0...32).contains(low) else { return nil }
                     var repeated = String(repeating: item, count: low)
                     if bounds.count == 2 {
                         if bounds[1].isEmpty { repeated += item + "*" } else {
