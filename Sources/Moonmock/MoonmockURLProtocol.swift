@@ -135,6 +135,7 @@ public class MoonmockURLProtocol: URLProtocol {
         case .connectionReset?: fail(URLError(.networkConnectionLost))
         case .emptyResponse?, .malformedChunk?: fail(URLError(.badServerResponse))
         case .error(let failure)?: fail(failure.error)
+        case .forward?: fail(URLError(.unsupportedURL))   // forwarded before delivery (Answer); never delivered
         case .timeout?:
             // Hold, never answer: the client gives up after its own timeout.
             schedule(after: idleTimeout ?? 60) { me in me.fail(URLError(.timedOut)) }

@@ -11,7 +11,7 @@ extension MoonmockServer {
             // Recording: everything but the admin API goes to the upstream, and is kept.
             var response = MockResponse()
             response.proxy = target
-            log(request, status: 0, rule: "recording", delay: 0)
+            log(request, status: -1, rule: "recording", delay: 0)
             return act(response, 0)
         }
         if corsFlag || engine.declaresCORS, let cors = cors(for: request) {
@@ -23,15 +23,16 @@ extension MoonmockServer {
             return act(response, 0)
         }
         let exchange = engine.handle(request)
+        if exchange.response.fault != nil, let proxy = exchange.response.proxy { return forwarded(exchange, proxy, act) }
         log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0,
             rule: exchange.ruleID, delay: exchange.delayMilliseconds)
-        if let proxy = exchange.response.proxy { return forwarded(exchange, proxy, act) }
         return act(exchange.response, exchange.delayMilliseconds)
     }
 
     /// A `mock.proxy` answer, its target told which journal entry the upstream's status belongs to.
     @inline(never)
     private func forwarded<R>(_ exchange: Exchange, _ proxy: ProxyTarget, _ act: (MockResponse, Double) -> R) -> R {
+        log(exchange.request, status: -1, rule: exchange.ruleID, delay: exchange.delayMilliseconds)
         var response = exchange.response
         response.proxy = proxy.forJournal(exchange.request.id)
         return act(response, exchange.delayMilliseconds)
@@ -76,7 +77,7 @@ extension MoonmockServer {
 
     func log(_ request: MockRequest, status: Int, rule: String?, delay: Double) {
         guard configuration.log != .none else { return }
-        var line = "\(request.method) \(request.path)\(request.rawQuery.map { "?" + $0 } ?? "") → \(status == 0 ? "fault" : String(status))"
+        var line = "\(request.method) \(request.path)\(request.rawQuery.map { "?" + $0 } ?? "") → \(status == 0 ? "fault" : status < 0 ? "proxy" : String(status))"
         line += rule.map { "  (\($0))" } ?? "  (unmatched)"
         if delay > 0 { line += "  +\(Int(delay)) ms" }
         if configuration.log == .verbose {

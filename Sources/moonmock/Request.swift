@@ -92,6 +92,9 @@ enum Request {
         case .malformedChunk?: MoonmockCLI.printError("* fault: malformed_chunk (invalid chunked encoding)"); return 56
         case .timeout?: MoonmockCLI.printError("* fault: timeout (the server never answers)"); return 28
         case .dribble(let bps)?: MoonmockCLI.printError("* fault: dribble (body sent at \(bps) bytes/s)")
+        case .forward(let target)?:
+            MoonmockCLI.printError("* mock.proxy: the server forwards this request to \(target.url(for: exchange.request)); request does not")
+            return 0
         case nil: break
         }
         var out = "HTTP/1.1 \(response.status) \(response.reasonPhrase)\r\n"
