@@ -37,30 +37,21 @@ enum Record {
         var configuration = ServerConfiguration()
         var upstream: String?
         var settings = Recorder.Settings(upstream: "", out: "recorded")
-        var i = 0
+        let args = ArgumentReader(arguments)
         do {
-            func value(_ name: String) throws -> String {
-                guard i + 1 < arguments.count else { throw UsageError("\(name) needs a value") }
-                i += 2
-                return arguments[i - 1]
-            }
-            while i < arguments.count {
-                let arg = arguments[i]
+            while let arg = args.next() {
                 switch arg {
                 case "-h", "--help": print(usage); return 0
-                case "--upstream": upstream = try value(arg)
-                case "--out": settings.out = try value(arg)
-                case "--host": configuration.host = try value(arg)
-                case "--port":
-                    let v = try value(arg)
-                    guard let p = Int(v), (0...65535).contains(p) else { throw UsageError("--port must be 0...65535, got '\(v)'") }
-                    configuration.port = p
-                case "--redact": settings.redactHeaders.insert(try value(arg))
-                case "--redact-json": settings.redactJSONKeys.insert(try value(arg))
+                case "--upstream": upstream = try args.value(arg)
+                case "--out": settings.out = try args.value(arg)
+                case "--host": configuration.host = try args.value(arg)
+                case "--port": configuration.port = try args.port(arg)
+                case "--redact": settings.redactHeaders.insert(try args.value(arg))
+                case "--redact-json": settings.redactJSONKeys.insert(try args.value(arg))
                 case "--only":
-                    let v = try value(arg)
+                    let v = try args.value(arg)
                     do { settings.only.append(try RoutePattern(v)) } catch { throw UsageError("--only: \(error)") }
-                case "--keep-host": settings.keepHost = true; i += 1
+                case "--keep-host": settings.keepHost = true
                 default:
                     if arg.hasPrefix("-") { throw UsageError(MoonmockCLI.unknownOption(arg, usage: usage)) }
                     throw UsageError("unexpected argument '\(arg)'")

@@ -31,45 +31,36 @@ enum Serve {
         var tlsNames: [String] = []
         var rulesFiles: [String] = []
         var corsOrigins: [String]?
-        var i = 0
+        let args = ArgumentReader(arguments)
         do {
-            func value(_ name: String) throws -> String {
-                guard i + 1 < arguments.count else { throw UsageError("\(name) needs a value") }
-                i += 2
-                return arguments[i - 1]
-            }
-            while i < arguments.count {
-                let arg = arguments[i]
+            while let arg = args.next() {
                 switch arg {
                 case "-h", "--help": print(MoonmockCLI.serveUsage); return 0
-                case "--host": configuration.host = try value(arg)
-                case "--port":
-                    let v = try value(arg)
-                    guard let p = Int(v), (0...65535).contains(p) else { throw UsageError("--port must be 0...65535, got '\(v)'") }
-                    configuration.port = p
+                case "--host": configuration.host = try args.value(arg)
+                case "--port": configuration.port = try args.port(arg)
                 case "--threads":
-                    let v = try value(arg)
+                    let v = try args.value(arg)
                     guard let n = Int(v), n >= 1 else { throw UsageError("--threads must be a positive number, got '\(v)'") }
                     threads = n
-                case "--tls-cert": certPath = try value(arg)
-                case "--tls-key": keyPath = try value(arg)
+                case "--tls-cert": certPath = try args.value(arg)
+                case "--tls-key": keyPath = try args.value(arg)
                 case "--tls":
-                    let v = try value(arg)
+                    let v = try args.value(arg)
                     guard v == "self-signed" else { throw UsageError("--tls takes self-signed (or use --tls-cert and --tls-key), got '\(v)'") }
                     selfSigned = true
-                case "--tls-name": tlsNames.append(try value(arg))
+                case "--tls-name": tlsNames.append(try args.value(arg))
                 case "--log":
-                    let v = try value(arg)
+                    let v = try args.value(arg)
                     guard let mode = RequestLogMode(rawValue: v) else { throw UsageError("--log must be none, compact or verbose, got '\(v)'") }
                     configuration.log = mode
                 case "--journal":
-                    let v = try value(arg)
+                    let v = try args.value(arg)
                     guard let n = Int(v), n >= 1 else { throw UsageError("--journal must be a positive number, got '\(v)'") }
                     journal = n
-                case "--admin-token": configuration.adminToken = try value(arg)
-                case "--admin-host": configuration.adminHosts.append(try value(arg))
+                case "--admin-token": configuration.adminToken = try args.value(arg)
+                case "--admin-host": configuration.adminHosts.append(try args.value(arg))
                 case "--vms":
-                    let v = try value(arg)
+                    let v = try args.value(arg)
                     if v == "auto" {
                         vms = automatic
                     } else {
@@ -77,11 +68,11 @@ enum Serve {
                         vms = .exactly(n)
                     }
                 case "--max-body":
-                    let v = try value(arg)
+                    let v = try args.value(arg)
                     guard let n = Int(v), n >= 0 else { throw UsageError("--max-body must be a number of bytes, got '\(v)'") }
                     configuration.maxBodyBytes = n
                 case "--header-timeout", "--body-timeout", "--send-timeout":
-                    let v = try value(arg)
+                    let v = try args.value(arg)
                     guard let seconds = Double(v), seconds > 0, seconds.isFinite else {
                         throw UsageError("\(arg) must be a number of seconds, got '\(v)'")
                     }
@@ -91,26 +82,25 @@ enum Serve {
                     default: configuration.sendTimeout = seconds
                     }
                 case "--state-limit":
-                    let v = try value(arg)
+                    let v = try args.value(arg)
                     guard let n = Int(v), n > 0 else { throw UsageError("--state-limit must be a number of bytes, got '\(v)'") }
                     stateLimit = n
-                case "--no-watch": watch = false; i += 1
-                case "--bundle": bundle = try value(arg)
-                case "--rules": rulesFiles.append(try value(arg))
-                case "--cors": corsOrigins = corsOrigins ?? []; i += 1
+                case "--no-watch": watch = false
+                case "--bundle": bundle = try args.value(arg)
+                case "--rules": rulesFiles.append(try args.value(arg))
+                case "--cors": corsOrigins = corsOrigins ?? []
                 case "--cors-origin":
-                    let v = try value(arg)
+                    let v = try args.value(arg)
                     guard v.hasPrefix("http://") || v.hasPrefix("https://") else {
                         throw UsageError("--cors-origin takes an origin such as http://localhost:3000, got '\(v)'")
                     }
                     corsOrigins = (corsOrigins ?? []) + [v]
                 default:
-                    let used = try flags.parse(arguments, at: i)
-                    if used > 0 { i += used; continue }
+                    let used = try flags.parse(arguments, at: args.index - 1)
+                    if used > 0 { args.skip(used - 1); continue }
                     if arg.hasPrefix("-") { throw UsageError(MoonmockCLI.unknownOption(arg, usage: MoonmockCLI.serveUsage)) }
                     guard script == nil else { throw UsageError("unexpected argument '\(arg)'") }
                     script = arg
-                    i += 1
                 }
             }
             if (certPath == nil) != (keyPath == nil) { throw UsageError("--tls-cert and --tls-key go together") }
