@@ -74,8 +74,10 @@ public struct StubBuilder: Sendable {
         }
     }
 
-    /// A plain 3xx with `Location` (delivered as is; not followed in-process on Linux).
-    public static func redirect(_ location: String, status: Int = 302) -> StubBuilder {
+    /// A 3xx with `Location`, `301` unless `status` says otherwise (as Mockingjay's
+    /// `redirect`; the script's `mock.redirect` defaults to `302`). Followed as URLSession
+    /// follows one from the network.
+    public static func redirect(_ location: String, status: Int = 301) -> StubBuilder {
         http(status: status, headers: ["Location": location])
     }
 

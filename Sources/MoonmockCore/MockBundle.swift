@@ -8,7 +8,7 @@ import Foundation
 /// request must be declared in `parameters` (declared ones may be missing, but a request without
 /// any query matches only entries without parameters), where `null` means "present with any
 /// value"; `file` is relative to the bundle folder and may be any type;
-/// `mime_type` sets Content-Type.
+/// `mime_type` sets Content-Type; a `file` without one is `application/octet-stream`.
 ///
 /// ```swift
 /// let bundle = try MockBundle(directory: URL(fileURLWithPath: "Mocks/happy"))
@@ -105,7 +105,12 @@ public struct MockBundle: Sendable {
                 files.append(path)
             }
             let mime = response["mime_type"]?.stringValue
-            if let mime { headers["Content-Type"] = mime }
+            if let mime {
+                headers["Content-Type"] = mime
+            } else if file != nil && headers["Content-Type"] == nil {
+                // As MockingBird: a file without a mime_type is bytes.
+                headers["Content-Type"] = "application/octet-stream"
+            }
             entries.append(Entry(method: (request["method"]?.stringValue ?? "GET").asciiUppercased, host: parsed.host, port: parsed.port,
                                  path: parsed.path, parameters: parameters,
                                  response: MockResponse(status: Int(code), headers: headers, body: body), file: file, mimeType: mime))

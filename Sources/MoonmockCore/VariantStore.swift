@@ -122,8 +122,12 @@ public final class VariantStore: Sendable {
         }
     }
 
-    /// Every rule back to its default variant.
-    public func reset() { store.withLock { $0.chosen = [:] } }
+    /// Every rule back to its default variant, every stub endpoint to none, and the stubs'
+    /// global delay back to 0 (as moya-stubber's reset).
+    public func reset() {
+        store.withLock { $0.chosen = [:] }
+        stubDelay.withLock { $0 = 0 }
+    }
 
     /// Rules with variants, in script order.
     public func list() -> [Variants] {

@@ -78,7 +78,11 @@ enum Convert {
                 .map { "[\(lua($0.key))] = \($0.value.map(lua) ?? "false")" }.joined(separator: ", ")
             var options: [String] = ["status = \(entry.response.status)"]
             var headers = entry.response.headers.fields.filter { !$0.name.equalsIgnoringASCIICase("content-type") }
-            if let mime = entry.mimeType { headers.append((name: "Content-Type", value: mime)) }
+            if let mime = entry.mimeType {
+                headers.append((name: "Content-Type", value: mime))
+            } else if entry.file != nil && !headers.contains(where: { $0.name.equalsIgnoringASCIICase("content-type") }) {
+                headers.append((name: "Content-Type", value: "application/octet-stream"))   // as the bundle serves it
+            }
             if !headers.isEmpty {
                 options.append("headers = { " + headers.map { "[\(lua($0.name))] = \(lua($0.value))" }.joined(separator: ", ") + " }")
             }

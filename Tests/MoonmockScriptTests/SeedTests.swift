@@ -30,6 +30,7 @@ struct SeedTests {
         for scheme in ["http", "https"] {
             let ex = engine.send("GET", "\(scheme)://api.example.com/users")
             #expect(ex.status == 200 && ex.text == #"[{"id":1}]"#)
+            #expect(ex.contentType == "application/octet-stream")   // a file without mime_type, as MockingBird serves it
         }
         let post = engine.send("POST", "http://api.example.com/users")
         #expect(post.status == 201 && post.response.headers["x-id"] == "9")
@@ -150,6 +151,10 @@ struct SeedTests {
         try engine.variants.activate("ok", for: "getUser")
         engine.variants.stubDelayMilliseconds = 250
         #expect(engine.send("GET", "/users/1").delayMilliseconds == 250)
+        engine.variants.reset()   // no stub active, and no global delay: as moya-stubber's reset
+        #expect(engine.variants.stubDelayMilliseconds == 0)
+        try engine.variants.activate("ok", for: "getUser")
+        #expect(engine.send("GET", "/users/1").delayMilliseconds == 0)
     }
 
     @Test("a badly named stub file is reported with its path and the expected pattern")

@@ -39,6 +39,7 @@ struct StubTests {
         moonmock.stub(.path("/file"), .file(folder.appendingPathComponent("page.html")))
         moonmock.stub(.path("/missing"), .file(folder.appendingPathComponent("nope.json")))
         moonmock.stub(.path("/redirect"), .redirect("http://x.test/data", status: 307))
+        moonmock.stub(.path("/moved"), .redirect("http://x.test/data"))
         moonmock.stub(.path("/offline"), .failure(URLError(.notConnectedToInternet)))
         moonmock.stub(.path("/late"), .text("late").delayed(by: 0.2))
         let s = moonmock.makeSession()
@@ -58,6 +59,9 @@ struct StubTests {
         // Followed, as URLSession follows a server's redirect.
         let (redirected, rr) = try await s.fetch("http://x.test/redirect")
         #expect(rr.statusCode == 200 && redirected == "[1,2]" && rr.url?.absoluteString == "http://x.test/data")
+        // Without a status, a redirect is a 301 (as Mockingjay's).
+        #expect(try await s.fetch("http://x.test/moved").0 == "[1,2]")
+        #expect(moonmock.requests.first { $0.path == "/moved" }?.status == 301)
         let offline = await #expect(throws: URLError.self) { try await s.fetch("http://x.test/offline") }
         #expect(offline?.code == .notConnectedToInternet)
         let started = Date()
