@@ -48,7 +48,7 @@ public struct StubBuilder: Sendable {
 
     /// JSON bytes as they are.
     public static func jsonData(_ data: Data, status: Int = 200, headers: [String: String] = [:]) -> StubBuilder {
-        http(status: status, headers: ["Content-Type": "application/json"].merging(headers) { _, mine in mine }, body: data)
+        http(status: status, headers: ["Content-Type": "application/json; charset=utf-8"].merging(headers) { _, mine in mine }, body: data)
     }
 
     /// A `text/plain` body.

@@ -50,7 +50,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// `Content-Type: application/json`, built once: copies share its storage.
-    public static let json: HTTPHeaders = ["Content-Type": "application/json"]
+    public static let json: HTTPHeaders = ["Content-Type": "application/json; charset=utf-8"]
 
     /// The fields in order.
     public var fields: [(name: String, value: String)] {

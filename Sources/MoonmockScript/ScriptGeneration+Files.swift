@@ -60,7 +60,7 @@ extension ScriptGeneration {
             contentType = MIMEType.forPath(source)
         } else {
             let first = source.first { !$0.isWhitespace }
-            contentType = first == "{" || first == "[" ? "application/json" : "text/plain; charset=utf-8"
+            contentType = first == "{" || first == "[" ? "application/json; charset=utf-8" : "text/plain; charset=utf-8"
         }
         let template: Template
         do { template = try Template(text) } catch { throw LuaError.host(String(describing: error)) }

@@ -61,7 +61,7 @@ extension ScriptGeneration {
         stack.pop()
 
         switch kind {
-        case "json": response.headers["Content-Type"] = "application/json"
+        case "json": response.headers["Content-Type"] = "application/json; charset=utf-8"
         case "text": if !empty { response.headers["Content-Type"] = "text/plain; charset=utf-8" }
         case "file":
             stack.getField(t, "path")

@@ -58,7 +58,7 @@ public final class ScriptGeneration: @unchecked Sendable {
     var refs = Refs()
     /// `Content-Type: application/json` for this VM's JSON responses (a copy of its own, not the
     /// shared static list: see ``responseSpec(at:_:)``).
-    let jsonHeaders = HTTPHeaders([("Content-Type", "application/json")])
+    let jsonHeaders = HTTPHeaders([("Content-Type", "application/json; charset=utf-8")])
     /// The headers of a handler's string result (built once, like ``jsonHeaders``).
     let textHeaders = HTTPHeaders([("Content-Type", "text/plain; charset=utf-8")])
     /// The C JSON encoder's output buffer, reused by every response of this VM.

@@ -157,7 +157,7 @@ struct CLITests {
     func request() throws {
         let r = try CLIRunner.run(["request", "examples/mocks.lua", "GET", "http://localhost/users/7"])
         #expect(r.status == 0)
-        #expect(r.stdout == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 24\r\n\r\n{\"id\":7,\"name\":\"User 7\"}")
+        #expect(r.stdout == "HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: 24\r\n\r\n{\"id\":7,\"name\":\"User 7\"}")
     }
 
     @Test("request sends headers and bodies, also from a file")

@@ -38,7 +38,7 @@ struct ParityTests {
             let user = try await served.fetch("/users/7")
             #expect(user.status == 200)
             #expect(user.body == #"{"id":7,"name":"User 7"}"#)
-            #expect(user.contentType == "application/json")
+            #expect(user.contentType == "application/json; charset=utf-8")
             let text = try await served.fetch("/text")
             #expect(text.body == "plain words" && text.contentType == "text/plain; charset=utf-8")
         }
@@ -124,7 +124,7 @@ struct ParityTests {
             // The server answers 404 with JSON; in-process the policy chosen here answers 501 with the
             // text of the error the default policy fails the task with. The diagnosis is the same.
             #expect(reply.status == (door == .socket ? 404 : 501))
-            #expect(reply.contentType == (door == .socket ? "application/json" : "text/plain; charset=utf-8"))
+            #expect(reply.contentType == (door == .socket ? "application/json; charset=utf-8" : "text/plain; charset=utf-8"))
             #expect(reply.body.contains("graphql GetUser"))
             #expect(reply.body.contains("json.operationName: expected GetUser, got GetViewer"))
             #expect(reply.body.contains("mocks.lua:2"))

@@ -14,7 +14,7 @@ struct BuilderTests {
         mock.get("/f", function() return "from fn" end)
         """)
         let t = engine.send("GET", "/t")
-        #expect(t.status == 200 && t.contentType == "application/json" && t.text == #"{"a":[1,2,3],"b":2}"#)
+        #expect(t.status == 200 && t.contentType == "application/json; charset=utf-8" && t.text == #"{"a":[1,2,3],"b":2}"#)
         let s = engine.send("GET", "/s")
         #expect(s.status == 200 && s.contentType == "text/plain; charset=utf-8" && s.text == "hello")
         #expect(engine.send("GET", "/f").text == "from fn")

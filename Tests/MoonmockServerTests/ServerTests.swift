@@ -38,7 +38,7 @@ struct ServerTests {
         defer { server.stop() }
         let user = try await server.fetch("/users/7")
         #expect(user.status == 200 && user.body == #"{"id":7,"name":"User 7"}"#)
-        #expect(user.response.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(user.response.value(forHTTPHeaderField: "Content-Type") == "application/json; charset=utf-8")
         // Dated by the engine's clock, pinned by `startServer` at 1,700,000,000 s, on either layer;
         // a rule's own Date is the only one sent (URLSession would join two with a comma).
         #expect(user.response.value(forHTTPHeaderField: "Date") == "Tue, 14 Nov 2023 22:13:20 GMT")

@@ -15,7 +15,7 @@ struct InterceptionTests {
             let session = URLSession(configuration: moonmock.makeConfiguration(base))
             let (body, response) = try await session.fetch("https://api.example.com/users/7")
             #expect(response.statusCode == 200)
-            #expect(response.value(forHTTPHeaderField: "Content-Type") == "application/json")
+            #expect(response.value(forHTTPHeaderField: "Content-Type") == "application/json; charset=utf-8")
             #expect(body == #"{"id":7,"name":"User 7"}"#)
         }
         let configuration = URLSessionConfiguration.default
@@ -194,7 +194,7 @@ struct InterceptionTests {
         let (body, response) = try await session.fetch("http://x.test/users/7", method: "HEAD")
         #expect(response.statusCode == 200)
         #expect(body.isEmpty)
-        #expect(response.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(response.value(forHTTPHeaderField: "Content-Type") == "application/json; charset=utf-8")
         #expect(response.value(forHTTPHeaderField: "Content-Length") == String(getBody.utf8.count))
         #expect(moonmock.requests.last?.method == "HEAD")
     }

@@ -45,7 +45,8 @@ struct StubTests {
         let s = moonmock.makeSession()
 
         let (json, jr) = try await s.fetch("http://x.test/json")
-        #expect(jr.statusCode == 201 && json == #"{"a":[true,"x"],"b":1}"# && jr.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(jr.statusCode == 201 && json == #"{"a":[true,"x"],"b":1}"# && jr.value(forHTTPHeaderField: "Content-Type") == "application/json; charset=utf-8")
+        #expect(jr.textEncodingName == "utf-8")   // as Mockingjay's JSON builders declare it
         #expect(try await s.fetch("http://x.test/value").0 == #"{"v":1}"#)
         #expect(try await s.fetch("http://x.test/data").0 == "[1,2]")
         let (text, tr) = try await s.fetch("http://x.test/text")
