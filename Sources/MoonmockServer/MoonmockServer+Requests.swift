@@ -23,19 +23,24 @@ extension MoonmockServer {
             return act(response, 0)
         }
         let exchange = engine.handle(request)
-        if exchange.response.fault != nil, let proxy = exchange.response.proxy { return forwarded(exchange, proxy, act) }
-        log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0,
-            rule: exchange.ruleID, delay: exchange.delayMilliseconds)
+        log(exchange)
+        if exchange.response.fault != nil, exchange.response.proxy != nil {
+            var response = exchange.response
+            tagProxy(&response, exchange)
+            return act(response, exchange.delayMilliseconds)
+        }
         return act(exchange.response, exchange.delayMilliseconds)
     }
 
-    /// A `mock.proxy` answer, its target told which journal entry the upstream's status belongs to.
-    @inline(never)
-    private func forwarded<R>(_ exchange: Exchange, _ proxy: ProxyTarget, _ act: (MockResponse, Double) -> R) -> R {
-        log(exchange.request, status: -1, rule: exchange.ruleID, delay: exchange.delayMilliseconds)
-        var response = exchange.response
-        response.proxy = proxy.forJournal(exchange.request.id)
-        return act(response, exchange.delayMilliseconds)
+    /// The log line of an engine answer: its status, `fault`, or `proxy`.
+    private func log(_ exchange: Exchange) {
+        let r = exchange.response
+        log(exchange.request, status: r.fault == nil ? r.status : (r.proxy != nil ? -1 : 0), rule: exchange.ruleID, delay: exchange.delayMilliseconds)
+    }
+
+    /// Tells a `mock.proxy` target which journal entry the upstream's status belongs to.
+    private func tagProxy(_ response: inout MockResponse, _ exchange: Exchange) {
+        if let proxy = response.proxy { response.proxy = proxy.forJournal(exchange.request.id) }
     }
 
     /// The policy in force (the script's, else `--cors`) when `request` comes from a page (has an `Origin`).
@@ -61,11 +66,10 @@ extension MoonmockServer {
             return act(response, 0)
         }
         let exchange = engine.handle(request)
-        log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0,
-            rule: exchange.ruleID, delay: exchange.delayMilliseconds)
+        log(exchange)
         var response = exchange.response
         cors.decorate(&response, for: request)
-        if let proxy = response.proxy { response.proxy = proxy.forJournal(exchange.request.id) }
+        tagProxy(&response, exchange)
         return act(response, exchange.delayMilliseconds)
     }
 
