@@ -50,6 +50,18 @@ extension Moonmock {
         try engine.bundles.switchTo(path, rule: rule)
     }
 
+    /// Serves the Mock-Bundle in `directory` — any folder, an absolute path included (it is
+    /// the test's own) — for a bundle the script declares; `nil` serves none (its requests
+    /// fall through, or get `501` with `handle_all`).
+    ///
+    /// ```swift
+    /// try moonmock.switchBundle(to: fixtures.appendingPathComponent("bundles/empty-cart"))
+    /// try moonmock.switchBundle(to: nil)
+    /// ```
+    public func switchBundle(to directory: URL?, rule: String? = nil) throws {
+        try engine.bundles.serve(try directory.map { try MockBundle(directory: $0) }, rule: rule)
+    }
+
     /// Every request this instance saw (oldest first, up to the journal's capacity).
     public var requests: [JournalEntry] { engine.journal.entries() }
 

@@ -37,6 +37,8 @@ public final class Moonmock: @unchecked Sendable {
         var host: ScriptHost?
         /// Where ``Moonmock/addRule(json:)`` compiles rules (made on first use).
         var runtimeRules: RuntimeRules?
+        /// ``Moonmock/setMockBundle(_:)``'s bundle.
+        var swiftBundle = SwiftBundle()
     }
 
     /// Creates an instance with no rules.

@@ -79,7 +79,7 @@ enum Answer {
                 // Plain text, no content coding: nothing to fail.
                 self = .respond(try! Delivery(.text(text, status: 501), for: current.url, head: head,
                                               date: deliveredAt()), delayMilliseconds: delay)
-            case .passThrough:
+            case .passThrough, .leaveUnclaimed:
                 logging.log(exchange.request, status: nil, ruleID: nil)
                 self = .passThrough(current)
             }

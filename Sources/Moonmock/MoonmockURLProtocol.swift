@@ -53,7 +53,14 @@ public class MoonmockURLProtocol: URLProtocol {
         guard let scheme = request.url?.scheme,
               scheme.equalsIgnoringASCIICase("http") || scheme.equalsIgnoringASCIICase("https") else { return false }
         if URLProtocol.property(forKey: passThroughKey, in: request) != nil { return false }
-        return claimsWithoutOwner || owner != nil
+        guard let owner else { return claimsWithoutOwner }
+        // Left to the next protocol when no rule would answer it.
+        if owner.unmatchedPolicy == .leaveUnclaimed {
+            var probe = request
+            probe.httpBodyStream = nil   // read once, by whoever loads the request
+            return owner.engine.wouldAnswer(MockRequest(probe))
+        }
+        return true
     }
 
     override public class func canonicalRequest(for request: URLRequest) -> URLRequest { request }

@@ -48,24 +48,35 @@ public struct StubBuilder: Sendable {
 
     /// JSON bytes as they are.
     public static func jsonData(_ data: Data, status: Int = 200, headers: [String: String] = [:]) -> StubBuilder {
-        http(status: status, headers: ["Content-Type": "application/json; charset=utf-8"].merging(headers) { _, mine in mine }, body: data)
+        fixed(status, ["Content-Type": "application/json; charset=utf-8"].merging(headers) { _, mine in mine }, data)
     }
 
-    /// A `text/plain` body.
+    /// A `text/plain` body (`Range` requests get their slice, see ``ByteRanges``).
     public static func text(_ text: String, status: Int = 200, headers: [String: String] = [:]) -> StubBuilder {
-        http(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"].merging(headers) { _, mine in mine }, body: Data(text.utf8))
+        data(Data(text.utf8), status: status, headers: ["Content-Type": "text/plain; charset=utf-8"].merging(headers) { _, mine in mine })
     }
 
-    /// Any status, headers and body.
+    /// Any status, headers and body; a body offers byte ranges (`Accept-Ranges: bytes`), as
+    /// ``text(_:status:headers:)`` and ``file(_:status:headers:)`` do.
     public static func http(status: Int = 200, headers: [String: String] = [:], body: Data = Data()) -> StubBuilder {
+        body.isEmpty ? fixed(status, headers, body) : data(body, status: status, headers: headers)
+    }
+
+    /// Bytes with the given fields, offering byte ranges unless `headers` says otherwise.
+    private static func data(_ body: Data, status: Int, headers: [String: String]) -> StubBuilder {
+        fixed(status, ["Accept-Ranges": "bytes"].merging(headers) { _, mine in mine }, body)
+    }
+
+    private static func fixed(_ status: Int, _ headers: [String: String], _ body: Data) -> StubBuilder {
         let response = MockResponse(status: status, headers: HTTPHeaders(headers.sorted { $0.key < $1.key }), body: [UInt8](body))
         return StubBuilder { _, _ in response }
     }
 
     /// A file's bytes, read on every request (so edits show); content type from the extension.
-    /// A missing file answers 500 naming it.
+    /// A missing file answers 500 naming it. `Range` requests get their slice.
     public static func file(_ url: URL, status: Int = 200, headers: [String: String] = [:]) -> StubBuilder {
-        let fields = HTTPHeaders((["Content-Type": MIMEType.forPath(url.path)].merging(headers) { _, mine in mine }).sorted { $0.key < $1.key })
+        let fields = HTTPHeaders((["Content-Type": MIMEType.forPath(url.path), "Accept-Ranges": "bytes"]
+            .merging(headers) { _, mine in mine }).sorted { $0.key < $1.key })
         return StubBuilder { _, _ in
             guard let data = FileManager.default.contents(atPath: url.path) else {
                 return .text("Moonmock: fixture not found: \(url.path)", status: 500)
@@ -78,7 +89,7 @@ public struct StubBuilder: Sendable {
     /// `redirect`; the script's `mock.redirect` defaults to `302`). Followed as URLSession
     /// follows one from the network.
     public static func redirect(_ location: String, status: Int = 301) -> StubBuilder {
-        http(status: status, headers: ["Location": location])
+        fixed(status, ["Location": location], Data())
     }
 
     /// Fails the task with `error`. Over the wire this becomes a connection reset.

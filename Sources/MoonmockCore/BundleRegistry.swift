@@ -30,7 +30,8 @@ public final class BundleRegistry: Sendable {
     private struct Slot {
         var declaration: Declaration
         var path: String
-        var bundle: MockBundle
+        /// `nil`: no bundle (set from Swift); the rule answers nothing, or 501 with `handle_all`.
+        var bundle: MockBundle?
     }
 
     private struct Store {
@@ -85,6 +86,21 @@ public final class BundleRegistry: Sendable {
             s.switched[id] = path
         }
         return id
+    }
+
+    /// Serves `bundle` (loaded by the caller, from any folder: Swift's own choice) for `rule`,
+    /// or for the first bundle; `nil` serves none until the next switch.
+    @discardableResult
+    public func serve(_ bundle: MockBundle?, rule: String? = nil) throws -> String {
+        try store.withLock { s in
+            guard let id = rule ?? s.order.first, s.slots[id] != nil else {
+                throw UnknownBundle(description: rule.map { "no bundle rule '\($0)'" } ?? "the script declares no Mock-Bundle")
+            }
+            s.slots[id]?.bundle = bundle
+            s.slots[id]?.path = bundle?.directory.path ?? ""
+            s.switched[id] = nil
+            return id
+        }
     }
 
     /// Bundle rules with the folder each serves, in script order.

@@ -181,11 +181,44 @@ public final class Engine: Sendable {
         var fellThrough: Set<ObjectIdentifier> = []
         if let routed = route(request, sets, lane, &fellThrough) {
             let id = routed.rule._withUnsafeGuaranteedRef { $0.id }
+            // A file or text answer offering ranges, to a request naming one: 206 or 416.
+            if let ranged = ByteRanges.answer(routed.response, to: request) {
+                return finish(request, ranged, id, routed.logs, routed.error, [], started, lane)
+            }
             return finish(request, routed.response, id, routed.logs, routed.error, [], started, lane)
         }
         let misses = NearMiss.closest(to: request, among: sets.runtime.rules + sets.script.rules, fellThrough: fellThrough)
         let response = MockResponse.json(NearMiss.body(for: request, misses), status: 404)
         return finish(request, response, nil, [], nil, misses, started, lane)
+    }
+
+    /// Whether some rule would answer `request`: its pattern, method and conditions hold and
+    /// its `times` budget is not spent. Nothing runs, counts or goes into the journal (a
+    /// responder that falls through is not foreseen). The in-process door asks it before it
+    /// claims a request under ``UnmatchedPolicy``'s `leaveUnclaimed`.
+    ///
+    /// ```swift
+    /// engine.wouldAnswer(MockRequest(method: "GET", url: "https://api.example.com/users/7"))
+    /// ```
+    public func wouldAnswer(_ request: MockRequest) -> Bool {
+        let sets = self.sets.withLock { $0 }
+        if let batch = graphQLBatch(request) {
+            // A batch is answered when each of its operations is.
+            return batch.allSatisfy { operation in
+                wouldAnswer(MockRequest(method: request.method, url: request.url, headers: request.headers, body: operation.encoded()))
+            }
+        }
+        return request.withPathSegments { path in
+            for set in [sets.runtime, sets.script] where !set.isEmpty {
+                for index in set.candidates(for: request, path) {
+                    let rule = set.rules[index]
+                    guard let captures = rule.pattern.match(request, path), !rule.isRetired else { continue }
+                    if let failure = failedPredicate(rule, request, captures), !failure.hasPrefix(Predicate.stoppedMarker) { continue }
+                    return true
+                }
+            }
+            return false
+        }
     }
 
     private struct Routed {

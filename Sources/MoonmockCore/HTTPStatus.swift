@@ -35,6 +35,7 @@ public enum HTTPStatus {
         case 410: return "Gone"
         case 413: return "Content Too Large"
         case 415: return "Unsupported Media Type"
+        case 416: return "Range Not Satisfiable"
         case 418: return "I'm a teapot"
         case 422: return "Unprocessable Content"
         case 429: return "Too Many Requests"

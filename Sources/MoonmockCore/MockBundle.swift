@@ -103,6 +103,7 @@ public struct MockBundle: Sendable {
                 guard let contents = FileManager.default.contents(atPath: path) else { throw fail("response.file '\(file)' not found") }
                 body = [UInt8](contents)
                 files.append(path)
+                if headers["Accept-Ranges"] == nil { headers["Accept-Ranges"] = "bytes" }
             }
             let mime = response["mime_type"]?.stringValue
             if let mime {

@@ -62,10 +62,15 @@ extension ScriptGeneration {
 
         switch kind {
         case "json": response.headers["Content-Type"] = "application/json; charset=utf-8"
-        case "text": if !empty { response.headers["Content-Type"] = "text/plain; charset=utf-8" }
+        case "text":
+            if !empty {
+                response.headers["Content-Type"] = "text/plain; charset=utf-8"
+                response.headers["Accept-Ranges"] = "bytes"
+            }
         case "file":
             stack.getField(t, "path")
             response.headers["Content-Type"] = MIMEType.forPath(stack.string(at: -1) ?? "")
+            response.headers["Accept-Ranges"] = "bytes"
             stack.pop()
         case "template":
             stack.getField(t, "content_type")

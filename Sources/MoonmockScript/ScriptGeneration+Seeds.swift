@@ -163,6 +163,7 @@ struct StubFolder {
         guard let data = FileManager.default.contents(atPath: path) else { throw LuaError.host("cannot read stub file '\(path)'") }
         var headers = HTTPHeaders()
         if parts.count > 2 { headers["Content-Type"] = MIMEType.forPath(name) }
+        if !data.isEmpty { headers["Accept-Ranges"] = "bytes" }
         return MockResponse(status: status, headers: headers, body: [UInt8](data))
     }
 }
