@@ -9,6 +9,11 @@ let package = Package(
         .library(name: "MoonmockServer", targets: ["MoonmockServer"]),
         .library(name: "MoonmockScript", targets: ["MoonmockScript"]),
         .executable(name: "moonmock", targets: ["moonmock"]),
+        // Migration kits: each seed library's API shape over Moonmock's public API.
+        .library(name: "MoonmockMockingjay", targets: ["MoonmockMockingjay"]),
+        .library(name: "MoonmockMutantInjector", targets: ["MoonmockMutantInjector"]),
+        .library(name: "MoonmockMockingBird", targets: ["MoonmockMockingBird"]),
+        .library(name: "MoonmockStubber", targets: ["MoonmockStubber"]),
     ],
     targets: [
         .systemLibrary(
@@ -46,6 +51,11 @@ let package = Package(
         // libyaml for OpenAPI documents written in YAML (the document loader, aliases resolved).
         .systemLibrary(name: "CYAML", providers: [.apt(["libyaml-dev"])]),
         .target(name: "MoonmockImport", dependencies: ["MoonmockCore", "CYAML"]),
+        // Migration kits (docs/migrating.md): a seed's README code compiles with only its import changed.
+        .target(name: "MoonmockMockingjay", dependencies: ["Moonmock", "MoonmockCore"]),
+        .target(name: "MoonmockMutantInjector", dependencies: ["Moonmock", "MoonmockCore"]),
+        .target(name: "MoonmockMockingBird", dependencies: ["Moonmock", "MoonmockCore"]),
+        .target(name: "MoonmockStubber", dependencies: ["Moonmock", "MoonmockCore"]),
         .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport"]),
         // Fuzz targets (scripts/fuzz runs them under libFuzzer; the test suite replays their corpora).
         .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "LuaBridge", "CLua"]),
@@ -56,7 +66,16 @@ let package = Package(
         .testTarget(name: "LuaBridgeTests", dependencies: ["LuaBridge"]),
         .testTarget(name: "MoonmockCoreTests", dependencies: ["MoonmockCore"]),
         .testTarget(name: "MoonmockScriptTests", dependencies: ["MoonmockScript", "MoonmockCore"]),
-        .testTarget(name: "MoonmockTests", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
+        .testTarget(name: "MoonmockTests", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockTestSupport"]),
+        // One test target per migration kit: the seed's README example, compiled with only the
+        // import changed, and the seed's behaviours through real sessions.
+        .testTarget(name: "MoonmockMockingjayTests", dependencies: ["MoonmockMockingjay", "MoonmockTestSupport"], exclude: ["fixture.json"]),
+        .testTarget(name: "MoonmockMutantInjectorTests", dependencies: ["MoonmockMutantInjector", "MoonmockTestSupport"],
+                    resources: [.copy("Fixtures")]),
+        .testTarget(name: "MoonmockMockingBirdTests", dependencies: ["MoonmockMockingBird", "MoonmockTestSupport"],
+                    resources: [.copy("bundles")]),
+        .testTarget(name: "MoonmockStubberTests", dependencies: ["MoonmockStubber", "MoonmockTestSupport"],
+                    resources: [.copy("Stubs")]),
         .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript", "MoonmockProxy", "LuaBridge", "COpenSSL", "MoonmockTestSupport"]),
         .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock", "MoonmockFuzz", "MoonmockTestSupport"]),
         .testTarget(name: "MoonmockImportTests", dependencies: ["MoonmockImport", "MoonmockCore", "MoonmockScript"]),

@@ -4,12 +4,17 @@ import FoundationNetworking
 #endif
 import Moonmock
 import MoonmockCore
+import MoonmockTestSupport
 import Testing
 
 @Suite("URLSession.shared", .serialized)
 struct GlobalInstallTests {
     @Test("installGlobally answers URLSession.shared until uninstallGlobally")
     func shared() async throws {
+        try await SharedSessionLock.exclusively { try await Self.sharedSession() }
+    }
+
+    static func sharedSession() async throws {
         let upstream = try LoopbackServer(body: "real network")
         let moonmock = try makeMoonmock()
         moonmock.installGlobally()

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 @testable import Moonmock
 import MoonmockCore
+import MoonmockTestSupport
 import Testing
 
 @Suite("Unmatched requests, logging, verification")

@@ -4,13 +4,13 @@ import Glibc
 #endif
 
 /// A tiny HTTP server on 127.0.0.1 (port chosen by the kernel) that answers every request with
-/// a fixed body, for pass-through tests. It serves at most `limit` connections and stops on deinit.
-final class LoopbackServer: @unchecked Sendable {
-    let port: Int
+/// a fixed body, for pass-through tests: the "real network" a request reaches when no mock claims it. It serves at most `limit` connections and stops on deinit.
+public final class LoopbackServer: @unchecked Sendable {
+    public let port: Int
     private let fd: Int32
     private let thread: Thread
 
-    init(body: String, limit: Int = 16) throws {
+    public init(body: String, limit: Int = 16) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         var addr = sockaddr_in()
