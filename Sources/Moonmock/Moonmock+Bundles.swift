@@ -24,9 +24,9 @@ extension Moonmock {
     /// The folder ``setMockBundle(_:)`` serves, if any.
     public var mockBundleDirectory: URL? { withSettings { $0.swiftBundle.bundle?.directory } }
 
-    /// While `true`, a request the Swift bundle has no entry for (or any request, with no
-    /// bundle set) is answered `501 Not Implemented` instead of going to the next rule.
-    /// Switchable at any time.
+    /// While `true`, a request the Swift bundle has no entry for is answered `501 Not
+    /// Implemented` instead of going to the next rule (with no bundle set, nothing is answered,
+    /// as with MockingBird). Switchable at any time.
     public var bundleHandlesAllRequests: Bool {
         get { withSettings { $0.swiftBundle.handlesAll } }
         set {
@@ -45,12 +45,13 @@ extension Moonmock {
         }
         let matcher = StubMatcher("a Mock-Bundle entry") { request in
             let (bundle, all) = state()
-            return all || bundle?.entry(for: request) != nil ? [:] : nil
+            guard let bundle else { return nil }
+            return all || bundle.entry(for: request) != nil ? [:] : nil
         }
         let handle = stub(matcher, .dynamic { request, _ in
             let (bundle, _) = state()
             if let entry = bundle?.entry(for: request) { return entry.response }
-            return .text("no entry in the Mock-Bundle \(bundle?.directory.path ?? "(none set)") for \(request.method) \(request.url)\n", status: 501)
+            return .text("no entry in the Mock-Bundle \(bundle?.directory.path ?? "(none)") for \(request.method) \(request.url); add one to its bundle.json\n", status: 501)
         }, name: "Mock-Bundle (Swift)")
         withSettings { $0.swiftBundle.rule = handle }
     }
