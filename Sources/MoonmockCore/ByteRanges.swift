@@ -19,7 +19,7 @@ public enum ByteRanges {
     /// The ranged answer to `request`, or `nil` when `response` goes out whole.
     public static func answer(_ response: MockResponse, to request: MockRequest) -> MockResponse? {
         // Cheapest tests first: almost no request names a range.
-        guard request.method == "GET", let field = request.headers["range"], response.status == 200, response.fault == nil,
+        guard request.mayNameRange, request.method == "GET", let field = request.headers["range"], response.status == 200, response.fault == nil,
               offersRanges(response.headers), response.headers["content-encoding"] == nil else { return nil }
         if let condition = request.headers["if-range"], !validates(condition, response.headers) { return nil }
         let length = response.body.count

@@ -75,17 +75,25 @@ public struct MockRequest: Sendable {
     /// req.path   // "/users/7"
     /// spare = req   // the next request reuses its storage
     /// ```
+    /// `namesRange`: whether the parser saw a `Range` field (``ByteRanges`` looks only then).
     package static func recycling(_ spare: inout MockRequest?, method: String, scheme: String, host: String, port: Int?,
-                                  target: String, headerLines: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer) -> MockRequest {
+                                  target: String, headerLines: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer,
+                                  namesRange: Bool = true) -> MockRequest {
         if var request = spare.take(), isKnownUniquelyReferenced(&request.storage) {
             request.storage.refill(method: method, scheme: scheme, host: host, port: port, target: target,
                                    headerLines: headerLines, body: body)
+            request.storage.namesRange = namesRange
             request.id = 0
             return request
         }
-        return MockRequest(method: method, scheme: scheme, host: host, port: port, target: target,
-                           headers: HTTPHeaders(validatedLines: Array(headerLines)), body: Array(body))
+        let request = MockRequest(method: method, scheme: scheme, host: host, port: port, target: target,
+                                  headers: HTTPHeaders(validatedLines: Array(headerLines)), body: Array(body))
+        request.storage.namesRange = namesRange
+        return request
     }
+
+    /// `false` only when the transport knows the request has no `Range` field.
+    var mayNameRange: Bool { storage.namesRange }
 
     /// `host[:port]` split as requests split it: host lowercased, bracketed IPv6 literals kept
     /// whole, `user@` dropped, a port of digits only.
@@ -240,6 +248,8 @@ public struct MockRequest: Sendable {
     /// the memo is filled by the one thread handling the request. No run-time exclusivity checks:
     /// nothing can be reading a field the one holder is changing.
     private final class Storage: @unchecked Sendable {
+        /// Set by a transport that parsed the fields (``MockRequest/recycling(_:method:scheme:host:port:target:headerLines:body:namesRange:)``).
+        var namesRange = true
         init(method: String, scheme: String, host: String, port: Int?, target: String, headers: consuming HTTPHeaders,
              body: consuming [UInt8]) {
             self.method = Self.method(method)

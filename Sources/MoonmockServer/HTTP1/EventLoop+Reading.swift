@@ -258,7 +258,8 @@ extension EventLoop {
                 lastAuthority = (authority, MockRequest.hostAndPort(of: authority))
             }
             request = MockRequest.recycling(&spareRequest, method: head.method, scheme: scheme, host: lastAuthority.split.host,
-                                            port: lastAuthority.split.port, target: head.target, headerLines: lines, body: body)
+                                            port: lastAuthority.split.port, target: head.target, headerLines: lines, body: body,
+                                            namesRange: head.namesRange)
         }
         serverRef._withUnsafeGuaranteedRef { server in
             server.answer(request) { response, delay in

@@ -36,6 +36,8 @@ struct RequestHead {
     var expectContinue = false
     /// The first `Host` field's value, noted while parsing (no lookup afterwards).
     var host: String?
+    /// A `Range` field is among the lines (an answer offering ranges then looks at it).
+    var namesRange = false
 
     /// Copies the header lines out of `bytes`, the buffer the head was parsed from, for when
     /// that buffer is gone.
@@ -134,7 +136,7 @@ struct RequestHead {
         // early and filled in would be copied (a retain and a release per string) on return.
         let method = common(base, lineStart, sp1), target = recent.target(base, sp1 + 1, sp2)
         var contentLength: Int?, host: String?
-        var chunked = false, expectContinue = false
+        var chunked = false, expectContinue = false, namesRange = false
         var hosts = 0, invalidHost = false
         var firstLength = (start: 0, count: 0)
         // Transfer-Encoding over all its lines: how many `chunked`, and the first other coding.
@@ -210,6 +212,8 @@ struct RequestHead {
                     return .invalid(status: 417, message: "unsupported Expect '\(String(decoding: value, as: UTF8.self))'")
                 }
                 expectContinue = true
+            case 5 where nameEquals(name, "range"):
+                namesRange = true
             default:
                 break
             }
@@ -246,7 +250,7 @@ struct RequestHead {
         let keepAlive = connectionClose ? false : connectionKeepAlive || minor == 1
         return .complete(RequestHead(method: method, target: target, minorVersion: minor, lineRange: lines.next..<cursor, keptLines: nil,
                                      contentLength: contentLength, chunked: chunked, keepAlive: keepAlive,
-                                     expectContinue: expectContinue, host: host), scan)
+                                     expectContinue: expectContinue, host: host, namesRange: namesRange), scan)
     }
 
     /// The line starting at `from`: its content range (CR stripped) and where the next begins;
