@@ -106,6 +106,19 @@ public final class MutantInjector: Sendable {
                  parameters: additionalParams, identifier: identifier))
     }
 
+    /// Answers `POST`s to `url` whose GraphQL body (one operation, or a batch) names
+    /// `operationName`, with a JSON file found by name.
+    ///
+    /// ```swift
+    /// MutantInjector.addMockResponse(forGraphQL: "GetUser", url: "https://api.example.com/graphql",
+    ///                                statusCode: 200, jsonFilename: "user")
+    /// ```
+    public class func addMockResponse(forGraphQL operationName: String, url: String, statusCode: Int, jsonFilename: String) {
+        let named = BodyMatchHelpers.jsonContainsObject { $0["operationName"] as? String == operationName }
+        add(Mock(url: url, method: .post, statusCode: statusCode, source: .filename(jsonFilename),
+                 parameters: AdditionalRequestParameters(bodyMatches: named), identifier: nil))
+    }
+
     /// Forgets the mocks registered with `identifier`.
     public class func removeMockResponse(identifier: String) {
         registry.withLock { $0.mocks.removeAll { $0.identifier == identifier } }

@@ -76,7 +76,14 @@ struct MutantInjectorBehaviourTests {
             #expect(Date().timeIntervalSince(started) >= 0.3)
             #expect(try await Self.get("https://api.example.com/graphql", method: "POST", body: #"[{"operationName":"GetUser"}]"#).0 == 200)
             #expect(try await Self.get("https://api.example.com/graphql", method: "POST", body: #"{"operationName":"Other"}"#).0 == 400)
+            MutantInjector.addMockResponse(forGraphQL: "Other", url: "https://api.example.com/graphql", statusCode: 202, jsonFilename: "graphql_user")
             MutantInjector.removeMockResponse(identifier: "getUser")
+            #expect(try await Self.get("https://api.example.com/graphql", method: "POST", body: #"{"operationName":"Other"}"#).0 == 400)   // registered first
+            let upstream = try LoopbackServer(body: "real network")
+            let graphQL = "http://127.0.0.1:\(upstream.port)/graphql"
+            MutantInjector.addMockResponse(forGraphQL: "GetUser", url: graphQL, statusCode: 200, jsonFilename: "graphql_user")
+            #expect(try await Self.get(graphQL, method: "POST", body: #"{"operationName":"GetUser"}"#).1.contains("Ada"))
+            #expect(try await Self.get(graphQL, method: "POST", body: #"{"operationName":"Other"}"#).1 == "real network")
             #expect(try await Self.get("https://api.example.com/graphql", method: "POST", body: #"{"operationName":"GetUser"}"#).0 == 400)
         }
     }
