@@ -57,7 +57,9 @@ public class MoonmockURLProtocol: URLProtocol {
         // Left to the next protocol when no rule would answer it.
         if owner.unmatchedPolicy == .leaveUnclaimed {
             var probe = request
-            probe.httpBodyStream = nil   // read once, by whoever loads the request
+            // A stream is read once, by whoever loads the request. (Setting it to nil would
+            // also drop an `httpBody`: URLRequest keeps one body, data or stream.)
+            if probe.httpBody == nil && probe.httpBodyStream != nil { probe.httpBodyStream = nil }
             return owner.engine.wouldAnswer(MockRequest(probe))
         }
         return true

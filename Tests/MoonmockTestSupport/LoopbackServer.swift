@@ -32,7 +32,8 @@ public final class LoopbackServer: @unchecked Sendable {
                 setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
                 var request: [UInt8] = []
                 var buffer = [UInt8](repeating: 0, count: 4096)
-                while !request.ends(with: [13, 10, 13, 10]) {
+                // Until the head is in (a body may follow it in the same read).
+                while !request.containsHeadEnd {
                     let n = read(client, &buffer, buffer.count)
                     if n <= 0 { break }
                     request += buffer[0..<n]
@@ -51,5 +52,7 @@ public final class LoopbackServer: @unchecked Sendable {
 }
 
 private extension Array where Element == UInt8 {
-    func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+    var containsHeadEnd: Bool {
+        count >= 4 && (0...(count - 4)).contains { self[$0] == 13 && self[$0 + 1] == 10 && self[$0 + 2] == 13 && self[$0 + 3] == 10 }
+    }
 }

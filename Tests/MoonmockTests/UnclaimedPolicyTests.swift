@@ -57,6 +57,18 @@ struct UnclaimedPolicyTests {
         #expect(moonmock.requests.count == 2)
     }
 
+    @Test("leaveUnclaimed decides on the body too: a JSON condition sees the request's body")
+    func bodyCondition() async throws {
+        let upstream = try LoopbackServer(body: "real network")
+        let moonmock = Moonmock()
+        try moonmock.load(lua: #"mock.route { method = "POST", path = "/graphql", json = { operationName = "GetUser" }, respond = "mocked" }"#)
+        moonmock.unmatchedPolicy = .leaveUnclaimed
+        let session = moonmock.makeSession()
+        let url = "http://127.0.0.1:\(upstream.port)/graphql"
+        #expect(try await session.fetch(url, method: "POST", body: Data(#"{"operationName":"GetUser"}"#.utf8)).0 == "mocked")
+        #expect(try await session.fetch(url, method: "POST", body: Data(#"{"operationName":"Other"}"#.utf8)).0 == "real network")
+    }
+
     @Test("passThrough claims the request and sends it on itself: it is in the journal")
     func ownSession() async throws {
         let upstream = try LoopbackServer(body: "real network")
