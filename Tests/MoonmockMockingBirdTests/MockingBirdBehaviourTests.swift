@@ -19,11 +19,8 @@ struct MockingBirdBehaviourTests {
     }
 
     static func get(_ session: URLSession, _ url: String, method: String = "GET") async throws -> (Int, String, HTTPURLResponse) {
-        var request = URLRequest(url: URL(string: url)!, timeoutInterval: 10)
-        request.httpMethod = method
-        let (data, response) = try await session.data(for: request)
-        let http = try #require(response as? HTTPURLResponse)
-        return (http.statusCode, String(decoding: data, as: UTF8.self), http)
+        let reply = try await session.reply(url, method: method)
+        return (reply.status, reply.text, reply.response)
     }
 
     /// Each test starts from the httpbin bundle, handle-all off.

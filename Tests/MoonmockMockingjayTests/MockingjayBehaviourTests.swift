@@ -25,11 +25,8 @@ struct MockingjayBehaviourTests {
     }
 
     static func get(_ session: URLSession, _ url: String, method: String = "GET") async throws -> (Int, Data, HTTPURLResponse) {
-        var request = URLRequest(url: URL(string: url)!, timeoutInterval: 10)
-        request.httpMethod = method
-        let (data, response) = try await session.data(for: request)
-        let http = try #require(response as? HTTPURLResponse)
-        return (http.statusCode, data, http)
+        let reply = try await session.reply(url, method: method)
+        return (reply.status, reply.data, reply.response)
     }
 
     @Test("uri, http(method, uri) and everything match; the newest stub wins", .mockingjay, arguments: Kind.allCases)

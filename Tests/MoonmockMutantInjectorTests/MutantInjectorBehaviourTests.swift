@@ -25,11 +25,8 @@ struct MutantInjectorBehaviourTests {
     }
 
     static func get(_ url: String, method: String = "GET", body: String? = nil, session: URLSession = .shared) async throws -> (Int, String) {
-        var request = URLRequest(url: URL(string: url)!, timeoutInterval: 10)
-        request.httpMethod = method
-        request.httpBody = body.map { Data($0.utf8) }
-        let (data, response) = try await session.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+        let reply = try await session.reply(url, method: method, body: body)
+        return (reply.status, reply.text)
     }
 
     @Test("files from the test bundle's resources; the whole URL with its query is the key")
