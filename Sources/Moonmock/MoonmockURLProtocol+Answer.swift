@@ -156,7 +156,12 @@ struct Delivery {
             if field.name.utf8.count == 4 && field.name.equalsIgnoringASCIICase("date") { hasDate = true }
             if let earlier = fields[field.name] { fields[field.name] = earlier + ", " + field.value } else { fields[field.name] = field.value }
         }
-        if !hasLength && !noContent { fields["Content-Length"] = String(response.body.count) }
+        if response.stream != nil {
+            // Sent in pieces, as the server sends it: chunked, no length.
+            fields["Transfer-Encoding"] = "chunked"
+        } else if !hasLength && !noContent {
+            fields["Content-Length"] = String(response.body.count)
+        }
         if !hasDate { fields["Date"] = HTTPDateFormat.imfFixdate(Int(date.rounded(.down))) }
         return HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: fields)
     }

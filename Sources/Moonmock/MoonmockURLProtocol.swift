@@ -23,6 +23,8 @@ public class MoonmockURLProtocol: URLProtocol {
         var stopped = false
         var timers: [DispatchWorkItem] = []
         var upstream: URLSessionDataTask?
+        /// The stream being sent, ended as "client left" if loading stops first.
+        var stream: StreamCursor?
     }
     /// Inline, not an `NSLock` object: one protocol object is made and freed per request, on
     /// the session's serial work queue.
@@ -134,6 +136,7 @@ public class MoonmockURLProtocol: URLProtocol {
         }
         timers.forEach { $0.cancel() }
         upstream?.cancel()
+        if let cursor = withPending({ p in defer { p.stream = nil }; return p.stream }) { endStream(cursor, "client left") }
     }
 
     // MARK: delivery
@@ -145,6 +148,17 @@ public class MoonmockURLProtocol: URLProtocol {
         case .emptyResponse?, .malformedChunk?: fail(URLError(.badServerResponse))
         case .error(let failure)?: fail(failure.error)
         case .forward?: fail(URLError(.unsupportedURL))   // forwarded before delivery (Answer); never delivered
+        case .stream(let plan)?:
+            guard sendHead(delivery) else { return }
+            let cursor = plan.start()
+            if delivery.head.map({ _ in request.httpMethod == "HEAD" }) == true {
+                endStream(cursor, "completed")
+                return finish()
+            }
+            withPending { $0.stream = cursor }
+            // A completion handler (or async data(for:)) gets only the last piece on Linux:
+            // the body goes to it whole, at the end; delegates get each piece as it is sent.
+            stream(cursor, whole: Self.completionHandlerTakesLastChunkOnly(task), buffer: Data())
         case .timeout?:
             // Hold, never answer: the client gives up after its own timeout.
             schedule(after: idleTimeout ?? 60) { me in me.fail(URLError(.timedOut)) }
@@ -219,6 +233,38 @@ public class MoonmockURLProtocol: URLProtocol {
             me.client?.urlProtocol(me, didLoad: chunk)
             me.dribble(rest, bytesPerSecond: bytesPerSecond)
         }
+    }
+
+    /// Sends what is due, then waits on a timer for what comes next (no thread waits).
+    private func stream(_ cursor: StreamCursor, whole: Bool, buffer: Data) {
+        var buffer = buffer
+        while true {
+            switch cursor.next() {
+            case .send(let bytes)?:
+                if bytes.isEmpty { continue }
+                if whole { buffer.append(contentsOf: bytes) } else { client?.urlProtocol(self, didLoad: Data(bytes)) }
+            case .wait(let milliseconds)?:
+                recordStream(cursor)
+                let kept = buffer
+                schedule(after: milliseconds / 1000) { me in me.stream(cursor, whole: whole, buffer: kept) }
+                return
+            case nil:
+                withPending { $0.stream = nil }
+                if !buffer.isEmpty { client?.urlProtocol(self, didLoad: buffer) }
+                endStream(cursor, "completed")
+                return finish()
+            }
+        }
+    }
+
+    private func endStream(_ cursor: StreamCursor, _ reason: String) {
+        cursor.end(reason)
+        recordStream(cursor)
+    }
+
+    private func recordStream(_ cursor: StreamCursor) {
+        guard let id = cursor.journalID else { return }
+        Self.owner?.engine.journal.recordStream(cursor.transcript, for: id)
     }
 
     private func finish() {

@@ -181,6 +181,12 @@ public final class Engine: Sendable {
         var fellThrough: Set<ObjectIdentifier> = []
         if let routed = route(request, sets, lane, &fellThrough) {
             let id = routed.rule._withUnsafeGuaranteedRef { $0.id }
+            // A stream: positioned for this request (its journal id, a Last-Event-ID).
+            if case .stream(let plan)? = routed.response.fault {
+                var response = routed.response
+                response.fault = .stream(plan.serving(request))
+                return finish(request, response, id, routed.logs, routed.error, [], started, lane)
+            }
             // A file or text answer offering ranges, to a request naming one: 206 or 416.
             if let ranged = ByteRanges.answer(routed.response, to: request) {
                 return finish(request, ranged, id, routed.logs, routed.error, [], started, lane)

@@ -20,6 +20,8 @@ public struct JournalEntry: Sendable {
     public let error: String?
     /// For unmatched requests: the closest rules and why each did not match.
     public let nearMisses: [NearMiss]
+    /// A streamed answer's transcript: what was sent, when, and how it ended.
+    public internal(set) var stream: StreamTranscript?
     /// When it was recorded (monotonic nanoseconds): the journal's order across threads.
     var sequence: UInt64 = 0
 
@@ -69,6 +71,7 @@ public final class Journal: Sendable {
     private let stripes: Stripes<Stripe>
     /// Statuses that came later than the record: the upstream's answers to `mock.proxy` requests, by request id.
     private let lateStatuses = Locked<[Int: Int]>([:])
+    private let streams = Locked<[Int: StreamTranscript]>([:])
 
     public init(capacity: Int = 1000) {
         self.capacity = max(1, capacity)
@@ -105,11 +108,22 @@ public final class Journal: Sendable {
         for stripe in stripes.all { all += stripe.ring.withLock { $0.ordered } }
         if stripes.all.count > 1 { all.sort { $0.sequence < $1.sequence } }
         let late = lateStatuses.withLock { $0 }
-        guard !late.isEmpty else { return all.suffix(capacity).map(\.entry) }
+        let transcripts = streams.withLock { $0 }
+        guard !late.isEmpty || !transcripts.isEmpty else { return all.suffix(capacity).map(\.entry) }
         return all.suffix(capacity).map { record in
             var entry = record.entry
             if let status = late[entry.id] { entry.status = status }
+            if let transcript = transcripts[entry.id] { entry.stream = transcript }
             return entry
+        }
+    }
+
+    /// What a streamed answer sent, and how it ended (the doors call this as it goes and when
+    /// it ends).
+    public func recordStream(_ transcript: StreamTranscript, for id: Int) {
+        streams.withLock { kept in
+            if kept.count >= 4 * capacity { kept.removeAll(keepingCapacity: true) }
+            kept[id] = transcript
         }
     }
 
@@ -125,6 +139,7 @@ public final class Journal: Sendable {
 
     public func clear() {
         lateStatuses.withLock { $0.removeAll() }
+        streams.withLock { $0.removeAll() }
         for stripe in stripes.all {
             stripe.ring.withLock { r in
                 r.slots = Array(repeating: nil, count: r.slots.count)

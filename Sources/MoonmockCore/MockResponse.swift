@@ -19,6 +19,12 @@ public struct MockResponse: Sendable, Equatable {
     /// response (status, headers and body here are unused). Kept in ``fault`` as
     /// ``Fault/forward(_:)``: a field of its own would be one more reference to retain and
     /// release with every copy of every response (+5% instructions per request).
+    /// The stream this answer sends, if it is one (kept in ``fault``, as ``proxy`` is).
+    public var stream: StreamPlan? {
+        if case .stream(let plan)? = fault { return plan }
+        return nil
+    }
+
     public var proxy: ProxyTarget? {
         get {
             if case .forward(let target)? = fault { return target }
@@ -77,6 +83,9 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
     /// Not a failure: the request is forwarded and the upstream's answer delivered
     /// (`mock.proxy`, see ``MockResponse/proxy``).
     case forward(ProxyTarget)
+    /// Not a failure: the body is sent in pieces over time (`mock.sse`, `mock.stream`,
+    /// `mock.llm`, see ``StreamPlan``); ``MockResponse/body`` is unused.
+    case stream(StreamPlan)
 
     /// Parses the script name of a fault (`"connection_reset"`, …).
     public init?(name: String, bytesPerSecond: Int? = nil) {
@@ -101,6 +110,7 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
         case .dribble(let n): return "dribble(\(n) B/s)"
         case .error(let failure): return "error(\(failure.error))"
         case .forward(let target): return target.description
+        case .stream(let plan): return plan.description
         }
     }
 }

@@ -4,7 +4,9 @@
 enum Prelude {
     static let chunkName = "=moonmock"
 
-    static let source = helpersSource + "\n" + #"""
+    static let source = helpersSource + "\n" + mainSource.replacingOccurrences(of: "--@streams\n", with: streamsSource)
+
+    static let mainSource = #"""
 local builder_opts = { status = true, headers = true, delay = true, fault = true, bytes_per_second = true }
 
 local function response(kind, fields, opts, what)
@@ -308,6 +310,7 @@ local function suggest(t, name)
 end
 suggest(mock, "mock")
 suggest(state, "mock.state")
+--@streams
 -- Reading a global nobody set, in a handler, is a typo or a missing definition; nil would only
 -- hide it.
 -- (Moonmock's own chunks and C functions may look a global up to see whether it is there.)

@@ -77,6 +77,7 @@ extension ScriptGeneration {
             response.headers["Content-Type"] = stack.string(at: -1)
             stack.pop()
         case "fault": break
+        case "stream": response.fault = .stream(try streamPlan(t, stack, into: &response))
         case "proxy": response.proxy = try proxyTarget(t, stack)
         case "variants": throw LuaError.host("mock.variants must be a rule's response itself, not returned by a handler or nested")
         default: throw LuaError.host("unknown response kind '\(kind)'")

@@ -145,7 +145,7 @@ trusted[env0.next] = function(args) if not unseededKeys(args[1]) then orderFail(
 -- The mock API: builders make fresh values; state, logging, time and ids are the host's.
 local function builder(args) return any(args) and LOC or UNK end
 local function hostService() return LOC end
-for _, k in ipairs { "text", "file", "template", "status", "redirect", "fault", "match" } do
+for _, k in ipairs { "text", "file", "template", "status", "redirect", "fault", "match", "sse", "stream" } do
   if mock[k] then trusted[mock[k]] = builder end
 end
 trusted[mock.json] = function(args)   -- the table, called

@@ -95,6 +95,8 @@ enum Request {
         case .forward(let target)?:
             MoonmockCLI.printError("* mock.proxy: the server forwards this request to \(target.url(for: exchange.request)); request does not")
             return 0
+        case .stream(let plan)?:
+            return printStream(response, plan, head: exchange.request.method == "HEAD", wait: waitForDelay)
         case nil: break
         }
         var out = "HTTP/1.1 \(response.status) \(response.reasonPhrase)\r\n"

@@ -22,6 +22,9 @@ final class Connection {
         case proxying
         /// A body sent slice by slice: (body, next offset, bytes per second).
         case dribbling([UInt8], Int, Int)
+        /// A streamed body (SSE, `mock.stream`, `mock.llm`), sent from the loop's timers:
+        /// (cursor, chunked framing, HEAD request).
+        case streaming(StreamCursor, Bool, Bool)
     }
 
     let fd: Int32
@@ -81,7 +84,7 @@ final class Connection {
     var isReading: Bool {
         switch state {
         case .head, .body, .chunked: return true
-        case .delayed, .held, .proxying, .dribbling: return false
+        case .delayed, .held, .proxying, .dribbling, .streaming: return false
         }
     }
 
@@ -91,7 +94,7 @@ final class Connection {
         switch state {
         case .head: return !input.isEmpty
         case .body, .chunked: return true
-        case .delayed, .held, .proxying, .dribbling: return false
+        case .delayed, .held, .proxying, .dribbling, .streaming: return false
         }
     }
 }

@@ -52,6 +52,8 @@ extension EventLoop {
             c.keepAlive = false
             write(c, output)
             finishRequest(c)
+        case .stream(let plan)?:
+            startStream(c, plan, response, head: head, http10: http10)
         case .dribble(let bytesPerSecond)?:
             Self.setTCPOption(c.fd, TCP_NODELAY, 1)   // each slice leaves at once, not when the previous one is acknowledged
             output.removeAll(keepingCapacity: true)

@@ -219,7 +219,7 @@ extension EventLoop {
                     send(c, serverRef._withUnsafeGuaranteedRef { $0.tooLarge() }, head: false, http10: head.minorVersion == 0)
                     return bytes.count
                 }
-            case .delayed, .held, .proxying, .dribbling:
+            case .delayed, .held, .proxying, .dribbling, .streaming:
                 return used
             }
         }

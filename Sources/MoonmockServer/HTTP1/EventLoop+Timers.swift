@@ -30,6 +30,9 @@ extension EventLoop {
             case .dribbling:
                 dribble(c)
                 if !c.closed, c.isReading { resume(c) }
+            case .streaming:
+                streamNext(c)
+                if !c.closed, c.isReading { resume(c) }
             default:
                 break
             }
@@ -70,7 +73,7 @@ extension EventLoop {
                 if now &- c.lastActivity > bodyTimeout {
                     refuse(c, status: 408, "the request body made no progress for \(Self.seconds(bodyTimeout))")
                 }
-            case .delayed, .held, .proxying, .dribbling:
+            case .delayed, .held, .proxying, .dribbling, .streaming:
                 break
             }
         }

@@ -122,6 +122,7 @@ extension EventLoop {
     func closeConnection(_ c: Connection) {
         guard !c.closed else { return }
         c.closed = true
+        if case .streaming(let cursor, _, _) = c.state { endStream(cursor, "client left") }
         if c.active {
             c.active = false
             inFlight.subtract(1, ordering: .relaxed)

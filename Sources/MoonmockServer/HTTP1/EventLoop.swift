@@ -223,6 +223,7 @@ final class EventLoop: @unchecked Sendable {
             for case let connection? in connections {
                 switch connection.state {
                 case .held: closeConnection(connection)
+                case .streaming: finishStream(connection, "server stopped")
                 case .head where connection.input.isEmpty && connection.pending.isEmpty: closeConnection(connection)
                 case .head where connection.input.isEmpty:
                     // Idle but for an answer not yet sent: closes once it has been.
