@@ -51,12 +51,15 @@ public final class StreamPlan: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The plan for one request: its journal id, and — when it names a `Last-Event-ID` one of
-    /// the events has — the chunks after that event (an unknown id starts from the first).
+    /// the events has — the chunks after that event, the first of them at once (an unknown id
+    /// starts from the first).
     public func serving(_ request: MockRequest) -> StreamPlan {
         var first = 0
         if let last = request.headers["last-event-id"], let index = chunks.lastIndex(where: { $0.eventID == last }) { first = index + 1 }
-        return StreamPlan(chunks: Array(chunks[first...]), closes: closes, heartbeat: heartbeat, kind: kind,
-                          journalID: request.id, resumedAfter: first)
+        var rest = Array(chunks[first...])
+        // A client that reconnects gets the next event at once.
+        if first > 0, let next = rest.first { rest[0] = Chunk(bytes: next.bytes, delayMilliseconds: 0, eventID: next.eventID) }
+        return StreamPlan(chunks: rest, closes: closes, heartbeat: heartbeat, kind: kind, journalID: request.id, resumedAfter: first)
     }
 
     /// A cursor from the first chunk.

@@ -96,7 +96,11 @@ struct AdminAPI: Sendable {
             "logs": .array(e.logs.map(JSONValue.string)),
         ]
         if e.delayMilliseconds > 0 { o["delay_ms"] = .double(e.delayMilliseconds) }
-        if let fault = e.fault { o["fault"] = .string(fault.description) }
+        if let plan = e.fault.flatMap({ if case .stream(let plan) = $0 { return plan } else { return nil } }) {
+            o["stream"] = e.stream?.json ?? .object(["kind": .string(plan.kind), "chunks": .integer(0), "ended": .null])
+        } else if let fault = e.fault {
+            o["fault"] = .string(fault.description)
+        }
         if let error = e.error { o["error"] = .string(error) }
         if !e.nearMisses.isEmpty { o["near_misses"] = .array(e.nearMisses.map(\.json)) }
         return .object(o)
