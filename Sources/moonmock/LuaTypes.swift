@@ -246,6 +246,51 @@ function mock.proxy(base_url, opts) end
 ---@field insecure? boolean          do not verify the upstream's TLS certificate
 ---@field delay? mock.Delay
 
+---Server-Sent Events: `text/event-stream`, sent event by event (`interval` ms apart unless an
+---event gives its own `delay`), ended after the last unless `close = false`. A client sending
+---`Last-Event-ID` gets the events after that id.
+---@param events (mock.Event|string)[]
+---@param opts? mock.StreamOptions
+---@return mock.Built
+function mock.sse(events, opts) end
+
+---@class mock.Event
+---@field data? string|table         a table is sent as JSON; each line of a string on a `data:` line
+---@field event? string              the event's type
+---@field id? string|number          for Last-Event-ID resumption
+---@field retry? integer             the client's reconnection delay, in ms
+---@field delay? number              ms before this event (instead of `interval`)
+---@field comment? string            a `:` comment line
+
+---@class mock.StreamOptions
+---@field interval? number           ms between pieces
+---@field heartbeat? number          a comment line (SSE) or a newline every N ms while nothing else is due
+---@field close? boolean             end after the last piece (default true); false keeps the stream open
+---@field content_type? string
+---@field status? integer
+---@field headers? table<string, string>
+---@field delay? mock.Delay          before the head
+
+---A body sent in pieces over time (NDJSON when the pieces are tables, each a JSON line).
+---@param chunks (string|table|{data: string|table, delay?: number})[]
+---@param opts? mock.StreamOptions
+---@return mock.Built
+function mock.stream(chunks, opts) end
+
+---A chat-completion handler in a provider's wire format: streamed token by token when the
+---request body has `"stream": true` (ending with `[DONE]` or `message_stop`), else one JSON
+---completion; both with usage counts.
+---@param spec mock.LLMSpec
+---@return mock.Handler
+function mock.llm(spec) end
+
+---@class mock.LLMSpec
+---@field text string|fun(req: mock.Request): string   the answer
+---@field format? "openai"|"anthropic"  default "openai" (POST /v1/chat/completions; anthropic: POST /v1/messages)
+---@field model? string              default: the request's model
+---@field tokens_per_second? number  default 50
+---@field chunk? "word"|"char"       how the text is cut into tokens (default "word")
+
 ---Cross-origin access for browser apps: the socket server answers preflights and lets pages
 ---of these origins read every answer (while this script serves).
 ---@param opts? mock.CORSOptions
