@@ -40,8 +40,12 @@ public final class StreamPlan: Sendable, Equatable, CustomStringConvertible {
     /// Chunks left out because the client resumed after an event id.
     public let resumedAfter: Int
 
+    /// More chunks, computed as the stream goes (`nil`: the plan is all there is).
+    public let more: (any StreamContinuation)?
+
     public init(chunks: [Chunk], closes: Bool = true, heartbeat: (bytes: [UInt8], everyMilliseconds: Double)? = nil, kind: String = "stream",
-                journalID: Int? = nil, resumedAfter: Int = 0) {
+                journalID: Int? = nil, resumedAfter: Int = 0, more: (any StreamContinuation)? = nil) {
+        self.more = more
         self.chunks = chunks
         self.closes = closes
         self.heartbeat = heartbeat.flatMap { $0.everyMilliseconds > 0 ? $0 : nil }
@@ -59,7 +63,7 @@ public final class StreamPlan: Sendable, Equatable, CustomStringConvertible {
         var rest = Array(chunks[first...])
         // A client that reconnects gets the next event at once.
         if first > 0, let next = rest.first { rest[0] = Chunk(bytes: next.bytes, delayMilliseconds: 0, eventID: next.eventID) }
-        return StreamPlan(chunks: rest, closes: closes, heartbeat: heartbeat, kind: kind, journalID: request.id, resumedAfter: first)
+        return StreamPlan(chunks: rest, closes: closes, heartbeat: heartbeat, kind: kind, journalID: request.id, resumedAfter: first, more: more)
     }
 
     /// A cursor from the first chunk.
@@ -68,6 +72,28 @@ public final class StreamPlan: Sendable, Equatable, CustomStringConvertible {
     public static func == (a: StreamPlan, b: StreamPlan) -> Bool { a === b }
 
     public var description: String { "\(kind)(\(chunks.count) chunks\(closes ? "" : ", kept open"))" }
+}
+
+/// The rest of a stream computed while it is sent (`mock.sse(function(req, stream) ... end)`):
+/// each call runs the generator until it sleeps or ends, and returns what it sent meanwhile.
+/// Called by one door at a time; ``close()`` lets the generator go (the client left, or it ended).
+public protocol StreamContinuation: AnyObject, Sendable {
+    func next() -> StreamBatch
+    func close()
+}
+
+/// What a generator sent until it slept or ended.
+public struct StreamBatch: Sendable {
+    public let chunks: [StreamPlan.Chunk]
+    /// It returned (or closed the stream): no more batches.
+    public let done: Bool
+    /// It failed (the error with its `file:line`); the stream ends.
+    public let error: String?
+    public init(chunks: [StreamPlan.Chunk], done: Bool, error: String? = nil) {
+        self.chunks = chunks
+        self.done = done
+        self.error = error
+    }
 }
 
 /// What a door does next for one streamed answer.
@@ -82,6 +108,8 @@ public enum StreamStep: Sendable, Equatable {
 /// or the task's queue), which also records the transcript the journal shows.
 public final class StreamCursor: @unchecked Sendable {
     let plan: StreamPlan
+    private var chunks: [StreamPlan.Chunk]
+    private var more: (any StreamContinuation)?
     private var index: Int
     /// Planned time since the head, in ms: waits add up exactly, whatever the timers' lateness.
     private var elapsed = 0.0
@@ -92,6 +120,8 @@ public final class StreamCursor: @unchecked Sendable {
 
     init(plan: StreamPlan) {
         self.plan = plan
+        chunks = plan.chunks
+        more = plan.more
         index = 0
         dueAt = plan.chunks.first?.delayMilliseconds ?? .infinity
         nextHeartbeat = plan.heartbeat?.everyMilliseconds ?? .infinity
@@ -103,6 +133,25 @@ public final class StreamCursor: @unchecked Sendable {
 
     /// The next step; `nil` when the body is complete (never, for a stream kept open).
     public func next() -> StreamStep? {
+        if index >= chunks.count, let source = more {
+            // The generator's next stretch: what it sends until it sleeps again.
+            let batch = source.next()
+            if batch.done || batch.error != nil {
+                more = nil
+                source.close()
+            }
+            if let error = batch.error { transcript.error = error }
+            if !batch.chunks.isEmpty {
+                chunks += batch.chunks
+                dueAt = elapsed + chunks[index].delayMilliseconds
+            } else if batch.error != nil || batch.done {
+                dueAt = .infinity
+                if plan.closes { nextHeartbeat = .infinity }
+            }
+            if batch.error != nil { return nil }
+            // A stretch that sent nothing and did not end: ask again shortly.
+            if index >= chunks.count && more != nil { return .wait(milliseconds: 1) }
+        }
         let due = min(dueAt, nextHeartbeat)
         if due == .infinity {
             if plan.closes { return nil }
@@ -118,22 +167,27 @@ public final class StreamCursor: @unchecked Sendable {
             record(heartbeat.bytes, heartbeat: true)
             return .send(heartbeat.bytes)
         }
-        let chunk = plan.chunks[index]
+        let chunk = chunks[index]
         index += 1
-        dueAt = index < plan.chunks.count ? elapsed + plan.chunks[index].delayMilliseconds : .infinity
-        if index >= plan.chunks.count && plan.closes { nextHeartbeat = .infinity }
+        dueAt = index < chunks.count ? elapsed + chunks[index].delayMilliseconds : (more != nil ? elapsed : .infinity)
+        if index >= chunks.count && more == nil && plan.closes { nextHeartbeat = .infinity }
         record(chunk.bytes, heartbeat: false)
         return .send(chunk.bytes)
     }
 
     /// Records how the stream ended: `"completed"`, `"client left"`, `"server stopped"`.
     public func end(_ reason: String) {
+        if let source = more {
+            more = nil
+            source.close()
+        }
         guard transcript.ended == nil else { return }
-        transcript.ended = reason
+        transcript.ended = transcript.error != nil ? "error" : reason
         transcript.durationMilliseconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
     }
 
     private func record(_ bytes: [UInt8], heartbeat: Bool) {
+        if bytes.isEmpty { return }   // a generator's sleep: a wait, not a piece
         let at = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
         if heartbeat { transcript.heartbeats += 1 } else { transcript.chunks += 1 }
         transcript.bytes += bytes.count
@@ -161,8 +215,10 @@ public struct StreamTranscript: Sendable, Equatable {
     public var bytes = 0
     /// The first ``keptChunks`` chunks.
     public var sent: [Sent] = []
-    /// `nil` while the stream is open.
+    /// `nil` while the stream is open; `completed`, `client left`, `server stopped` or `error`.
     public var ended: String?
+    /// A generator's error, with its `file:line`.
+    public var error: String?
     public var durationMilliseconds: Double?
 
     init(kind: String, resumedAt: Int) {
@@ -178,6 +234,7 @@ public struct StreamTranscript: Sendable, Equatable {
             "sent": .array(sent.map { .object(["at_ms": .double(($0.atMilliseconds * 10).rounded() / 10), "text": .string($0.text)]) }),
         ]
         if resumedAt > 0 { o["resumed_after"] = .integer(Int64(resumedAt)) }
+        if let error { o["error"] = .string(error) }
         if let durationMilliseconds { o["duration_ms"] = .double((durationMilliseconds * 10).rounded() / 10) }
         return .object(o)
     }

@@ -11,9 +11,10 @@ local function check_ms(v, what)
   return v
 end
 
-local function stream_response(chunks, opts, what, kind, content_type, heartbeat_bytes)
-  local fields = { kind = "stream", chunks = chunks, stream_kind = kind,
-    content_type = opts.content_type or content_type, close = opts.close ~= false }
+local function stream_response(chunks, opts, what, kind, content_type, heartbeat_bytes, extra)
+  local fields = extra or {}
+  fields.kind, fields.chunks, fields.stream_kind = "stream", chunks, kind
+  fields.content_type, fields.close = opts.content_type or content_type, opts.close ~= false
   if opts.heartbeat ~= nil then
     fields.heartbeat = check_ms(opts.heartbeat, what .. ": heartbeat")
     fields.heartbeat_bytes = heartbeat_bytes or "\n"
@@ -55,10 +56,63 @@ local function sse_bytes(e, what)
 end
 
 -- mock.sse(events [, opts]): events in order, `interval` ms apart (an event's own `delay` wins)
-function mock.sse(events, opts)
-  if type(events) == "function" then
-    fail("mock.sse: give a list of events; for a stream computed per request, return mock.sse(events) from a handler")
+-- The request's fields, read now: a generator runs on after the handler's call has ended.
+local request_fields = { "method", "url", "scheme", "host", "port", "path", "query", "headers", "params",
+  "body", "json", "cookies", "id" }
+local function request_copy(req)
+  local copy = {}
+  for _, k in ipairs(request_fields) do copy[k] = req[k] end
+  return copy
+end
+
+-- mock.sse(function(req, stream) ... end [, opts]): a generator, a coroutine resumed by the
+-- door's timer. stream:send(event) sends, stream:sleep(ms) waits (the VM serves others
+-- meanwhile), stream:close() ends; returning ends too.
+local function sse_generator(fn, opts)
+  opts = check_opts(opts, stream_opts, "mock.sse")
+  return function(req)
+    local snapshot = request_copy(req)
+    local batch, pending, closed = {}, 0, false
+    local stream = {}
+    function stream.send(self, e)
+      if self ~= stream then error("stream:send: call it with a colon (stream:send{...})", 2) end
+      if type(e) ~= "table" then e = { data = e } end
+      batch[#batch + 1] = { data = sse_bytes(e, "stream:send"), delay = pending, id = e.id ~= nil and tostring(e.id) or nil }
+      pending = 0
+    end
+    function stream.sleep(self, ms)
+      if self ~= stream then error("stream:sleep: call it with a colon (stream:sleep(ms))", 2) end
+      if type(ms) ~= "number" or ms < 0 or ms ~= ms then error("stream:sleep: give milliseconds >= 0, got " .. given(ms), 2) end
+      pending = pending + ms
+      coroutine.yield()
+    end
+    function stream.close(self)
+      if self ~= stream then error("stream:close: call it with a colon (stream:close())", 2) end
+      closed = true
+      coroutine.yield()
+    end
+    local co = coroutine.create(function() return fn(snapshot, stream) end)
+    -- One stretch: runs until the generator sleeps, closes or returns; gives what it sent,
+    -- a wait for its sleep, and whether it is done.
+    local function stretch()
+      batch = {}
+      local ok, err = coroutine.resume(co)
+      if not ok then error(err, 0) end
+      local done = closed or coroutine.status(co) == "dead"
+      if not done and pending > 0 then
+        batch[#batch + 1] = { data = "", delay = pending }
+        pending = 0
+      end
+      return batch, done
+    end
+    local first, done = stretch()
+    local fields = { chunks = first, done = done, more = (not done) and stretch or nil }
+    return stream_response(first, opts, "mock.sse", "sse", "text/event-stream", ": heartbeat\n\n", fields)
   end
+end
+
+function mock.sse(events, opts)
+  if type(events) == "function" then return sse_generator(events, opts) end
   check_type(events, "table", "mock.sse events")
   opts = check_opts(opts, stream_opts, "mock.sse")
   local interval = check_ms(opts.interval, "mock.sse: interval") or 0

@@ -1,4 +1,5 @@
 import CLua
+import Dispatch
 import LuaBridge
 import MoonmockCore
 
@@ -26,30 +27,96 @@ extension ScriptGeneration {
             stack.pop()
         }
         stack.pop()
-        var chunks: [StreamPlan.Chunk] = []
-        if stack.getField(t, "chunks") == LUA_TTABLE {
-            let list = stack.top
-            let count = stack.rawLength(list)
-            chunks.reserveCapacity(count)
-            if count > 0 {
-                for k in 1...count {
-                    guard stack.ensure(4) else { throw LuaError.host("stack overflow") }
-                    stack.getIndex(list, Int64(k))
-                    let item = stack.top
-                    stack.getField(item, "data")
-                    let bytes = stack.bytes(at: -1) ?? []
-                    stack.pop()
-                    stack.getField(item, "delay")
-                    let delay = stack.number(at: -1) ?? 0
-                    stack.pop()
-                    stack.getField(item, "id")
-                    let id = stack.string(at: -1)
-                    stack.pop(2)
-                    chunks.append(.init(bytes: bytes, delayMilliseconds: max(0, delay), eventID: id))
-                }
+        stack.getField(t, "chunks")
+        let chunks = try readChunks(at: -1, stack)
+        stack.pop()
+        // A generator's next stretches: its `more` function, kept in the registry until the stream ends.
+        var more: (any StreamContinuation)?
+        stack.getField(t, "done")
+        let done = stack.bool(at: -1)
+        stack.pop()
+        if !done {
+            if stack.getField(t, "more") == LUA_TFUNCTION {
+                more = LuaStreamSource(generation: self, ref: luaL_ref(stack.L, mm_registryindex()))   // pops it
+            } else {
+                stack.pop()
             }
         }
-        stack.pop()
-        return StreamPlan(chunks: chunks, closes: closes, heartbeat: heartbeat.map { (bytes: $0.0, everyMilliseconds: $0.1) }, kind: kind)
+        return StreamPlan(chunks: chunks, closes: closes, heartbeat: heartbeat.map { (bytes: $0.0, everyMilliseconds: $0.1) },
+                          kind: kind, more: more)
     }
+
+    /// `{ { data =, delay =, id = }, ... }` at `i`.
+    func readChunks(at i: Int32, _ stack: LuaStack) throws -> [StreamPlan.Chunk] {
+        guard stack.type(at: i) == LUA_TTABLE else { return [] }
+        let list = stack.absolute(i)
+        let count = stack.rawLength(list)
+        var chunks: [StreamPlan.Chunk] = []
+        chunks.reserveCapacity(count)
+        guard count > 0 else { return chunks }
+        for k in 1...count {
+            guard stack.ensure(4) else { throw LuaError.host("stack overflow") }
+            stack.getIndex(list, Int64(k))
+            let item = stack.top
+            stack.getField(item, "data")
+            let bytes = stack.bytes(at: -1) ?? []
+            stack.pop()
+            stack.getField(item, "delay")
+            let delay = stack.number(at: -1) ?? 0
+            stack.pop()
+            stack.getField(item, "id")
+            let id = stack.string(at: -1)
+            stack.pop(2)
+            chunks.append(.init(bytes: bytes, delayMilliseconds: max(0, delay), eventID: id))
+        }
+        return chunks
+    }
+
+    /// Runs a generator's `more` function (the ref) under this VM's lock and the instruction
+    /// budget: its next stretch, or the error that ends the stream.
+    func nextStretch(_ ref: Int32) -> StreamBatch {
+        withVM(nil) {
+            let stack = vm.stack
+            let top = stack.top
+            defer { stack.top = top }
+            lua_rawgeti(vm.state, mm_registryindex(), lua_Integer(ref))
+            do {
+                try vm.call(arguments: 0, results: 2)
+                return StreamBatch(chunks: try readChunks(at: -2, stack), done: stack.bool(at: -1))
+            } catch {
+                return StreamBatch(chunks: [], done: true, error: "stream generator: " + message(error))
+            }
+        }
+    }
+
+    /// Lets a generator go — later, on another thread: the caller may be inside this VM's
+    /// lock already (a plan made and dropped while a handler runs).
+    func release(_ ref: Int32) {
+        DispatchQueue.global().async { [self] in
+            withVM(nil) { luaL_unref(vm.state, mm_registryindex(), ref) }
+        }
+    }
+}
+
+/// A `mock.sse(function(req, stream) ... end)` generator: a coroutine in one VM of the
+/// generation that made it, resumed for each stretch (the generation stays alive meanwhile).
+final class LuaStreamSource: StreamContinuation, @unchecked Sendable {
+    private let generation: ScriptGeneration
+    private let ref = Locked<Int32?>(nil)
+
+    init(generation: ScriptGeneration, ref: Int32) {
+        self.generation = generation
+        self.ref.withLock { $0 = ref }
+    }
+
+    func next() -> StreamBatch {
+        guard let ref = ref.withLock({ $0 }) else { return StreamBatch(chunks: [], done: true) }
+        return generation.nextStretch(ref)
+    }
+
+    func close() {
+        if let ref = ref.withLock({ r in defer { r = nil }; return r }) { generation.release(ref) }
+    }
+
+    deinit { close() }
 }

@@ -31,6 +31,10 @@ extension Request {
                 if wait { usleep(useconds_t(min(milliseconds, 3_600_000) * 1000)) }
             }
         }
+        if let error = cursor.transcript.error {
+            MoonmockCLI.printError("* the stream ended on an error: \(error)")
+            return 1
+        }
         return 0
     }
 }
