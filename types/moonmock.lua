@@ -244,10 +244,23 @@ function mock.proxy(base_url, opts) end
 ---Server-Sent Events: `text/event-stream`, sent event by event (`interval` ms apart unless an
 ---event gives its own `delay`), ended after the last unless `close = false`. A client sending
 ---`Last-Event-ID` gets the events after that id.
----@param events (mock.Event|string)[]
+---Or a generator: `mock.sse(function(req, stream) ... end)`, a coroutine resumed as it sleeps.
+---@param events (mock.Event|string)[]|fun(req: mock.Request, stream: mock.Stream)
 ---@param opts? mock.StreamOptions
----@return mock.Built
+---@return mock.Built|mock.Handler
 function mock.sse(events, opts) end
+
+---The stream a `mock.sse` generator writes to.
+---@class mock.Stream
+local Stream = {}
+---Sends one event (a string is its data).
+---@param event mock.Event|string
+function Stream:send(event) end
+---Waits `ms` milliseconds before what comes next; the Lua VM serves other requests meanwhile.
+---@param ms number
+function Stream:sleep(ms) end
+---Ends the stream.
+function Stream:close() end
 
 ---@class mock.Event
 ---@field data? string|table         a table is sent as JSON; each line of a string on a `data:` line

@@ -64,6 +64,27 @@ struct StreamParityTests {
     }, { interval = 250 }))
     mock.get("/ndjson", mock.stream({ { step = 1 }, { step = 2 } }, { interval = 50 }))
     mock.get("/forever", mock.sse({ { data = "first" } }, { close = false, heartbeat = 50 }))
+    mock.get("/ticks/:n", mock.sse(function(req, stream)
+      for i = 1, tonumber(req.params.n) do
+        stream:send { id = i, data = { tick = i, seen = mock.state:incr("ticks") } }
+        stream:sleep(150)
+      end
+      stream:send { event = "done", data = "bye" }
+    end))
+    mock.get("/endless", mock.sse(function(req, stream)
+      local i = 0
+      while true do
+        i = i + 1
+        mock.state:set("endless", i)
+        stream:send { data = tostring(i) }
+        stream:sleep(40)
+      end
+    end))
+    mock.get("/runaway", mock.sse(function(req, stream)
+      stream:send { data = "start" }
+      stream:sleep(10)
+      while true do end
+    end))
     """#
 
     static let events = "id: 1\ndata: one\n\nid: 2\ndata: {\"n\":2}\n\nevent: last\nid: 3\ndata: three\n\n"
@@ -119,6 +140,57 @@ struct StreamParityTests {
             let stream = try #require(served.moonmock.requests.last?.stream)
             #expect(try #require(stream.sent.first).atMilliseconds < 200)
             #expect(stream.resumedAt == 2)
+        }
+    }
+
+    @Test("a generator's events come as it sends them; state changes between them are seen", arguments: Door.allCases)
+    func generator(door: Door) async throws {
+        try await Served.serving(Self.script, door: door) { served in
+            let delegate = PieceDelegate()
+            let session = Self.delegateSession(served, delegate)
+            defer { session.finishTasksAndInvalidate() }
+            session.dataTask(with: URL(string: served.baseURL + "/ticks/3")!).resume()
+            let (pieces, _, error) = await delegate.wait()
+            #expect(error == nil)
+            let text = String(decoding: pieces.reduce(Data()) { $0 + $1.1 }, as: UTF8.self)
+            #expect(text == "id: 1\ndata: {\"seen\":1,\"tick\":1}\n\nid: 2\ndata: {\"seen\":2,\"tick\":2}\n\n"
+                    + "id: 3\ndata: {\"seen\":3,\"tick\":3}\n\nevent: done\ndata: bye\n\n")
+            let first = try #require(pieces.first?.0), last = try #require(pieces.last?.0)
+            #expect(last - first >= 0.4, "\(pieces.map(\.0))")
+            let stream = try #require(served.moonmock.requests.last?.stream)
+            #expect(stream.ended == "completed" && stream.chunks == 4)
+        }
+    }
+
+    @Test("cancelling an endless generator ends its coroutine: it sends and counts no more", arguments: Door.allCases)
+    func endlessGenerator(door: Door) async throws {
+        try await Served.serving(Self.script, door: door) { served in
+            let delegate = PieceDelegate()
+            let session = Self.delegateSession(served, delegate)
+            defer { session.invalidateAndCancel() }
+            let task = session.dataTask(with: URL(string: served.baseURL + "/endless")!)
+            task.resume()
+            let deadline = Date().addingTimeInterval(10)
+            while delegate.received.count < 3 && Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
+            task.cancel()
+            _ = await delegate.wait()
+            while served.moonmock.requests.last?.stream?.ended == nil && Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
+            #expect(served.moonmock.requests.last?.stream?.ended == "client left")
+            let stopped = served.moonmock.engine.state.get("endless")
+            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(served.moonmock.engine.state.get("endless") == stopped)
+        }
+    }
+
+    @Test("a runaway generator is stopped by the instruction budget; the stream ends, the door serves on", arguments: Door.allCases)
+    func runaway(door: Door) async throws {
+        try await Served.serving(Self.script, door: door) { served in
+            let reply = try await served.fetch("/runaway")
+            #expect(reply.body == "data: start\n\n")
+            let stream = try #require(served.moonmock.requests.last?.stream)
+            #expect(stream.ended == "error")
+            #expect(stream.error?.contains("instruction budget exceeded") == true)
+            #expect(try await served.fetch("/ndjson").status == 200)
         }
     }
 
