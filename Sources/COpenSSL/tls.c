@@ -360,3 +360,10 @@ long mm_tls_seconds_left(const char *cert_pem) {
 }
 
 void mm_tls_free_string(char *text) { free(text); }
+
+#include <openssl/evp.h>
+
+void mm_sha1(const void *bytes, size_t length, unsigned char *digest) {
+    unsigned int size = 0;
+    EVP_Digest(bytes, length, digest, &size, EVP_sha1(), NULL);
+}

@@ -174,7 +174,9 @@ public class MoonmockURLProtocol: URLProtocol {
             } else {
                 dribble(body, bytesPerSecond: max(1, bytesPerSecond))
             }
-        case nil:
+        case nil, .websocket?:
+            // A WebSocket route answers a plain request with its 426 (a URLProtocol cannot
+            // upgrade a connection: the socket server serves WebSockets).
             guard sendHead(delivery) else { return }
             if !delivery.body.isEmpty { client?.urlProtocol(self, didLoad: delivery.body) }
             finish()

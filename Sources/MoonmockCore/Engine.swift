@@ -29,6 +29,8 @@ public final class Engine: Sendable {
     public let state: StateStore
     /// The variants of rules that have them, and which one is active.
     public let variants = VariantStore()
+    /// Open WebSockets (`mock.websocket` routes on the server).
+    public let websockets = WebSocketRegistry()
     /// The Mock-Bundles the script declared and the folder each serves.
     public let bundles = BundleRegistry()
     public let journal: Journal
@@ -185,6 +187,11 @@ public final class Engine: Sendable {
             if case .stream(let plan)? = routed.response.fault {
                 var response = routed.response
                 response.fault = .stream(plan.serving(request))
+                return finish(request, response, id, routed.logs, routed.error, [], started, lane)
+            }
+            if case .websocket(let route)? = routed.response.fault {
+                var response = routed.response
+                response.fault = .websocket(route.serving(request))
                 return finish(request, response, id, routed.logs, routed.error, [], started, lane)
             }
             // A file or text answer offering ranges, to a request naming one: 206 or 416.

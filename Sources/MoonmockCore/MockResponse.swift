@@ -86,6 +86,8 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
     /// Not a failure: the body is sent in pieces over time (`mock.sse`, `mock.stream`,
     /// `mock.llm`, see ``StreamPlan``); ``MockResponse/body`` is unused.
     case stream(StreamPlan)
+    /// Not a failure: the request opens a WebSocket (`mock.websocket`), on the server.
+    case websocket(WebSocketRoute)
 
     /// Parses the script name of a fault (`"connection_reset"`, …).
     public init?(name: String, bytesPerSecond: Int? = nil) {
@@ -111,6 +113,7 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
         case .error(let failure): return "error(\(failure.error))"
         case .forward(let target): return target.description
         case .stream(let plan): return plan.description
+        case .websocket(let route): return route.description
         }
     }
 }

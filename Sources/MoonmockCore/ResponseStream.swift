@@ -204,6 +204,8 @@ public struct StreamTranscript: Sendable, Equatable {
         public let atMilliseconds: Double
         /// The chunk (its first 512 bytes, as text).
         public let text: String
+        /// A WebSocket message's way: `in` (from the client) or `out`.
+        public var direction: String? = nil
     }
     public static let keptChunks = 200
 
@@ -231,7 +233,11 @@ public struct StreamTranscript: Sendable, Equatable {
         var o: [String: JSONValue] = [
             "kind": .string(kind), "chunks": .integer(Int64(chunks)), "heartbeats": .integer(Int64(heartbeats)),
             "bytes": .integer(Int64(bytes)), "ended": ended.map { .string($0) } ?? .null,
-            "sent": .array(sent.map { .object(["at_ms": .double(($0.atMilliseconds * 10).rounded() / 10), "text": .string($0.text)]) }),
+            "sent": .array(sent.map { sent in
+                var o: [String: JSONValue] = ["at_ms": .double((sent.atMilliseconds * 10).rounded() / 10), "text": .string(sent.text)]
+                if let direction = sent.direction { o["direction"] = .string(direction) }
+                return .object(o)
+            }),
         ]
         if resumedAt > 0 { o["resumed_after"] = .integer(Int64(resumedAt)) }
         if let error { o["error"] = .string(error) }

@@ -78,6 +78,9 @@ extension ScriptGeneration {
             stack.pop()
         case "fault": break
         case "stream": response.fault = .stream(try streamPlan(t, stack, into: &response))
+        case "websocket":
+            response.headers["Content-Type"] = "text/plain; charset=utf-8"
+            response.fault = .websocket(try webSocketRoute(t, stack))
         case "proxy": response.proxy = try proxyTarget(t, stack)
         case "variants": throw LuaError.host("mock.variants must be a rule's response itself, not returned by a handler or nested")
         default: throw LuaError.host("unknown response kind '\(kind)'")

@@ -31,8 +31,12 @@ struct AdminRoute: Sendable {
         if let method, method != self.method { return nil }
         guard let brace = self.path.firstIndex(of: "{") else { return path == self.path ? .some(nil) : nil }
         let prefix = self.path[..<brace]
-        guard path.hasPrefix(prefix), path.count > prefix.count else { return nil }
-        return .some(path.dropFirst(prefix.count))
+        // `/websockets/{id}/send`: the parameter is what lies between the prefix and the suffix.
+        let suffix = self.path[self.path.index(after: self.path[brace...].firstIndex(of: "}") ?? brace)...]
+        guard path.hasPrefix(prefix), path.count > prefix.count + suffix.count, path.hasSuffix(suffix) else { return nil }
+        let parameter = path.dropFirst(prefix.count).dropLast(suffix.count)
+        if !suffix.isEmpty && parameter.contains("/") { return nil }
+        return .some(parameter)
     }
 }
 
@@ -73,6 +77,9 @@ extension AdminAPI {
             .json(.array(api.engine.bundles.list().map { .object(["rule": .string($0.rule), "path": .string($0.path)]) }))
         },
         AdminRoute("PUT", "/bundle") { api, c in api.switchBundle(c.request) },
+        AdminRoute("GET", "/websockets") { api, _ in .json(.array(api.engine.websockets.list().map(\.json))) },
+        AdminRoute("POST", "/websockets/{id}/send") { api, c in api.sendToSocket(c.request, c.parameter ?? "") },
+        AdminRoute("POST", "/websockets/{id}/close") { api, c in api.closeSocket(c.request, c.parameter ?? "") },
         AdminRoute("POST", "/reset") { api, _ in
             api.engine.reset()
             return .json(.object(["reset": .bool(true)]))

@@ -96,10 +96,16 @@ struct AdminAPI: Sendable {
             "logs": .array(e.logs.map(JSONValue.string)),
         ]
         if e.delayMilliseconds > 0 { o["delay_ms"] = .double(e.delayMilliseconds) }
-        if let plan = e.fault.flatMap({ if case .stream(let plan) = $0 { return plan } else { return nil } }) {
+        switch e.fault {
+        case .stream(let plan)?:
             o["stream"] = e.stream?.json ?? .object(["kind": .string(plan.kind), "chunks": .integer(0), "ended": .null])
-        } else if let fault = e.fault {
+        case .websocket?:
+            // The messages both ways, once the socket opened (a plain request got the 426).
+            if let transcript = e.stream { o["websocket"] = transcript.json }
+        case let fault?:
             o["fault"] = .string(fault.description)
+        case nil:
+            break
         }
         if let error = e.error { o["error"] = .string(error) }
         if !e.nearMisses.isEmpty { o["near_misses"] = .array(e.nearMisses.map(\.json)) }

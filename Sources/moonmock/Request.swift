@@ -95,6 +95,8 @@ enum Request {
         case .forward(let target)?:
             MoonmockCLI.printError("* mock.proxy: the server forwards this request to \(target.url(for: exchange.request)); request does not")
             return 0
+        case .websocket?:
+            MoonmockCLI.printError("* a WebSocket route: moonmock serve upgrades such requests; a plain request gets this 426")
         case .stream(let plan)?:
             return printStream(response, plan, head: exchange.request.method == "HEAD", wait: waitForDelay)
         case nil: break

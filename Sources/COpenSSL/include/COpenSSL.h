@@ -47,4 +47,7 @@ int mm_tls_make_server_certificate(const char *ca_cert_pem, const char *ca_key_p
 long mm_tls_seconds_left(const char *cert_pem);
 void mm_tls_free_string(char *text);
 
+/// SHA-1 of `length` bytes into `digest` (20 bytes): the WebSocket handshake's accept value.
+void mm_sha1(const void *bytes, size_t length, unsigned char *digest);
+
 #endif

@@ -25,6 +25,8 @@ final class Connection {
         /// A streamed body (SSE, `mock.stream`, `mock.llm`), sent from the loop's timers:
         /// (cursor, chunked framing, HEAD request).
         case streaming(StreamCursor, Bool, Bool)
+        /// An upgraded WebSocket: frames both ways until the close handshake.
+        case websocket(WebSocketConnection)
     }
 
     let fd: Int32
@@ -83,7 +85,7 @@ final class Connection {
     /// Whether input is being turned into requests (not waiting on an answer).
     var isReading: Bool {
         switch state {
-        case .head, .body, .chunked: return true
+        case .head, .body, .chunked, .websocket: return true
         case .delayed, .held, .proxying, .dribbling, .streaming: return false
         }
     }
@@ -94,7 +96,7 @@ final class Connection {
         switch state {
         case .head: return !input.isEmpty
         case .body, .chunked: return true
-        case .delayed, .held, .proxying, .dribbling, .streaming: return false
+        case .delayed, .held, .proxying, .dribbling, .streaming, .websocket: return false
         }
     }
 }

@@ -54,6 +54,8 @@ extension EventLoop {
             finishRequest(c)
         case .stream(let plan)?:
             startStream(c, plan, response, head: head, http10: http10)
+        case .websocket?:
+            send(c, response, head: head, http10: http10)   // its 426: a delayed answer is not upgraded
         case .dribble(let bytesPerSecond)?:
             Self.setTCPOption(c.fd, TCP_NODELAY, 1)   // each slice leaves at once, not when the previous one is acknowledged
             output.removeAll(keepingCapacity: true)

@@ -219,6 +219,8 @@ extension EventLoop {
                     send(c, serverRef._withUnsafeGuaranteedRef { $0.tooLarge() }, head: false, http10: head.minorVersion == 0)
                     return bytes.count
                 }
+            case .websocket(let ws):
+                return used + readFrames(c, ws, UnsafeRawBufferPointer(rebasing: bytes[used...]))
             case .delayed, .held, .proxying, .dribbling, .streaming:
                 return used
             }
@@ -265,6 +267,8 @@ extension EventLoop {
             server.answer(request) { response, delay in
                 if let proxy = response.proxy {
                     forward(c, request, to: proxy, delay: delay, head: isHead, http10: http10)
+                } else if case .websocket(let route)? = response.fault {
+                    upgrade(c, request, route, response, http10: http10)
                 } else if delay > 0 {
                     c.state = .delayed(response, isHead, http10)
                     schedule(c, after: delay / 1000)

@@ -33,6 +33,9 @@ extension EventLoop {
             case .streaming:
                 streamNext(c)
                 if !c.closed, c.isReading { resume(c) }
+            case .websocket(let ws):
+                // The client did not answer our close in time.
+                if ws.closeSent { closeConnection(c) }
             default:
                 break
             }
@@ -73,7 +76,7 @@ extension EventLoop {
                 if now &- c.lastActivity > bodyTimeout {
                     refuse(c, status: 408, "the request body made no progress for \(Self.seconds(bodyTimeout))")
                 }
-            case .delayed, .held, .proxying, .dribbling, .streaming:
+            case .delayed, .held, .proxying, .dribbling, .streaming, .websocket:
                 break
             }
         }

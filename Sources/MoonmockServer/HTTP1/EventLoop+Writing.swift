@@ -123,6 +123,7 @@ extension EventLoop {
         guard !c.closed else { return }
         c.closed = true
         if case .streaming(let cursor, _, _) = c.state { endStream(cursor, "client left") }
+        if case .websocket(let ws) = c.state { socketEnded(ws, code: 1006, reason: "", how: "connection lost") }
         if c.active {
             c.active = false
             inFlight.subtract(1, ordering: .relaxed)

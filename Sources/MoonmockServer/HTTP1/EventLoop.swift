@@ -46,6 +46,8 @@ final class EventLoop: @unchecked Sendable {
         var closed = false
         /// Upstream answers of `mock.proxy` for the loop to deliver.
         var proxied: [ProxiedAnswer] = []
+        /// WebSockets with messages to send from other threads: (fd, serial).
+        var websockets: [(Int32, UInt64)] = []
     }
     let commands = Locked(Commands())
     let finished = DispatchSemaphore(value: 0)
@@ -209,10 +211,13 @@ final class EventLoop: @unchecked Sendable {
         var value: UInt64 = 0
         _ = read(wakeup, &value, 8)
         let pending = commands.withLock { c in
-            defer { c.stopAccepting = false; c.proxied = [] }
+            defer { c.stopAccepting = false; c.proxied = []; c.websockets = [] }
             return c
         }
         pending.proxied.forEach(completeProxy)
+        for (fd, serial) in pending.websockets {
+            if Int(fd) < connections.count, let c = connections[Int(fd)], c.serial == serial, case .websocket(let ws) = c.state { flushSocket(c, ws) }
+        }
         if pending.stopAccepting && !stopping {
             stopping = true
             if listener >= 0 {
@@ -224,6 +229,7 @@ final class EventLoop: @unchecked Sendable {
                 switch connection.state {
                 case .held: closeConnection(connection)
                 case .streaming: finishStream(connection, "server stopped")
+                case .websocket(let ws): closeSocket(connection, ws, code: 1001, reason: "server stopping")
                 case .head where connection.input.isEmpty && connection.pending.isEmpty: closeConnection(connection)
                 case .head where connection.input.isEmpty:
                     // Idle but for an answer not yet sent: closes once it has been.
