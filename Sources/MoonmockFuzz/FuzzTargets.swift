@@ -12,7 +12,7 @@ enum FuzzTargets {
     static let all: [String: @Sendable ([UInt8]) -> Void] = [
         "http": http, "json": json, "lua-json": luaJSON, "template": template, "bundle": bundle,
         "stubs": stubNames, "routes": routes, "lua-pattern": luaPattern,
-        "regex-lua": regexToLua, "openapi": openAPI, "har": har, "range": ranges,
+        "regex-lua": regexToLua, "openapi": openAPI, "har": har, "range": ranges, "websocket": websocket,
     ]
 
     /// The request parser fed as a byte stream: the first byte picks where the input is cut into
