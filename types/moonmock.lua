@@ -299,6 +299,41 @@ function mock.llm(spec) end
 ---@field tokens_per_second? number  default 50
 ---@field chunk? "word"|"char"       how the text is cut into tokens (default "word")
 
+---A WebSocket route on the server (`ws://`, `wss://` with --tls); a plain request gets 426.
+---@param pattern string
+---@param handlers mock.WebSocketHandlers
+function mock.websocket(pattern, handlers) end
+
+---@class mock.WebSocketHandlers
+---@field on_open? fun(ws: mock.WebSocket, req: mock.Request)
+---@field on_message? fun(ws: mock.WebSocket, msg: {text?: string, binary?: string})
+---@field on_close? fun(ws: mock.WebSocket, code: integer, reason: string)
+
+---The open WebSockets (of routes matching `pattern`), for broadcasts.
+---@param pattern? string
+---@return mock.WebSocket[]
+function mock.websockets(pattern) end
+
+---One open WebSocket.
+---@class mock.WebSocket
+---@field id integer                 its journal entry, and its id in the admin API
+---@field path string
+local WebSocket = {}
+---Sends a text message (a table as JSON).
+---@param message string|table
+function WebSocket:send(message) end
+---Sends a binary message.
+---@param bytes string
+function WebSocket:send_binary(bytes) end
+---Starts the close handshake.
+---@param code? integer              default 1000
+---@param reason? string
+function WebSocket:close(code, reason) end
+---Calls `fn(ws)` after `ms` milliseconds, unless the socket has closed.
+---@param ms number
+---@param fn fun(ws: mock.WebSocket)
+function WebSocket:after(ms, fn) end
+
 ---Cross-origin access for browser apps: the socket server answers preflights and lets pages
 ---of these origins read every answer (while this script serves).
 ---@param opts? mock.CORSOptions
