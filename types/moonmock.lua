@@ -279,10 +279,11 @@ function Stream:close() end
 ---@field headers? table<string, string>
 ---@field delay? mock.Delay          before the head
 
----A body sent in pieces over time (NDJSON when the pieces are tables, each a JSON line).
----@param chunks (string|table|{data: string|table, delay?: number})[]
+---A body sent in pieces over time (NDJSON when the pieces are tables, each a JSON line); or a
+---generator `function(req, stream)` whose `stream:send(piece)` sends and `stream:sleep(ms)` waits.
+---@param chunks (string|table|{data: string|table, delay?: number})[]|fun(req: mock.Request, stream: mock.Stream)
 ---@param opts? mock.StreamOptions
----@return mock.Built
+---@return mock.Built|mock.Handler
 function mock.stream(chunks, opts) end
 
 ---A chat-completion handler in a provider's wire format: streamed token by token when the

@@ -68,16 +68,16 @@ end
 -- mock.sse(function(req, stream) ... end [, opts]): a generator, a coroutine resumed by the
 -- door's timer. stream:send(event) sends, stream:sleep(ms) waits (the VM serves others
 -- meanwhile), stream:close() ends; returning ends too.
-local function sse_generator(fn, opts)
-  opts = check_opts(opts, stream_opts, "mock.sse")
+local function generator(fn, opts, what, encode, kind, content_type, heartbeat)
+  opts = check_opts(opts, stream_opts, what)
   return function(req)
     local snapshot = request_copy(req)
     local batch, pending, closed = {}, 0, false
     local stream = {}
     function stream.send(self, e)
       if self ~= stream then error("stream:send: call it with a colon (stream:send{...})", 2) end
-      if type(e) ~= "table" then e = { data = e } end
-      batch[#batch + 1] = { data = sse_bytes(e, "stream:send"), delay = pending, id = e.id ~= nil and tostring(e.id) or nil }
+      local bytes, id = encode(e)
+      batch[#batch + 1] = { data = bytes, delay = pending, id = id }
       pending = 0
     end
     function stream.sleep(self, ms)
@@ -107,12 +107,25 @@ local function sse_generator(fn, opts)
     end
     local first, done = stretch()
     local fields = { chunks = first, done = done, more = (not done) and stretch or nil }
-    return stream_response(first, opts, "mock.sse", "sse", "text/event-stream", ": heartbeat\n\n", fields)
+    return stream_response(first, opts, what, kind, content_type, heartbeat, fields)
   end
 end
 
+local function sse_encode(e)
+  if type(e) ~= "table" then e = { data = e } end
+  return sse_bytes(e, "stream:send"), e.id ~= nil and tostring(e.id) or nil
+end
+
+local function chunk_encode(p)
+  if type(p) == "table" then return json.encode(p) .. "\n" end
+  if type(p) ~= "string" then error("stream:send: send a string or a table (a JSON line), got " .. type(p), 3) end
+  return p
+end
+
 function mock.sse(events, opts)
-  if type(events) == "function" then return sse_generator(events, opts) end
+  if type(events) == "function" then
+    return generator(events, opts, "mock.sse", sse_encode, "sse", "text/event-stream", ": heartbeat\n\n")
+  end
   check_type(events, "table", "mock.sse events")
   opts = check_opts(opts, stream_opts, "mock.sse")
   local interval = check_ms(opts.interval, "mock.sse: interval") or 0
@@ -129,6 +142,9 @@ end
 
 -- mock.stream(chunks [, opts]): pieces of a body (strings, or tables as JSON lines), `interval` ms apart
 function mock.stream(pieces, opts)
+  if type(pieces) == "function" then
+    return generator(pieces, opts, "mock.stream", chunk_encode, "stream", (opts or {}).content_type or "application/x-ndjson")
+  end
   check_type(pieces, "table", "mock.stream chunks")
   opts = check_opts(opts, stream_opts, "mock.stream")
   local interval = check_ms(opts.interval, "mock.stream: interval") or 0

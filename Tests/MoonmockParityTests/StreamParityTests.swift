@@ -80,6 +80,10 @@ struct StreamParityTests {
         stream:sleep(40)
       end
     end))
+    mock.get("/progress", mock.stream(function(req, stream)
+      for i = 1, 3 do stream:send { step = i }; stream:sleep(30) end
+      stream:send("done\n")
+    end))
     mock.get("/runaway", mock.sse(function(req, stream)
       stream:send { data = "start" }
       stream:sleep(10)
@@ -124,6 +128,9 @@ struct StreamParityTests {
         try await Served.serving(Self.script, door: door) { served in
             let reply = try await served.fetch("/events")
             #expect(reply.body == Self.events)
+            let progress = try await served.fetch("/progress")
+            #expect(progress.body == "{\"step\":1}\n{\"step\":2}\n{\"step\":3}\ndone\n")
+            #expect(progress.contentType == "application/x-ndjson")
             let ndjson = try await served.fetch("/ndjson")
             #expect(ndjson.body == "{\"step\":1}\n{\"step\":2}\n")
             #expect(ndjson.contentType == "application/x-ndjson")
