@@ -32,3 +32,53 @@ extension MoonmockURLProtocol {
         }
     }
 }
+
+extension MoonmockURLProtocol {
+    // MARK: pass-through
+
+    /// A session of its own, on its own queue: calling `URLSession.shared` from `startLoading`
+    /// deadlocks on Linux. The requests it sends are marked so that no Moonmock protocol takes them.
+    /// It has no URL cache: a request passed through goes to the network, as the test asked.
+    static let upstreamSession: URLSession = {
+        let queue = OperationQueue()
+        queue.name = "moonmock.passThrough"
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        return URLSession(configuration: configuration, delegate: nil, delegateQueue: queue)
+    }()
+
+    func passThrough(_ request: URLRequest, journalID: Int? = nil) {
+        guard let mutable = (request as NSURLRequest).mutableCopy() as? NSMutableURLRequest else {
+            fail(URLError(.unknown)); return
+        }
+        URLProtocol.setProperty(true, forKey: Self.passThroughKey, in: mutable)
+        let upstreamRequest = Unchecked(mutable as URLRequest)
+        let me = Unchecked(self)
+        let queue = laterQueue()
+        // Not from this thread: startLoading runs on URLSession's work queue, and creating a
+        // task on any session synchronously enters that queue again (a deadlock on Linux).
+        DispatchQueue.global().async {
+            let task = Self.upstreamSession.dataTask(with: upstreamRequest.value) { data, response, error in
+                let result = Unchecked((data, response, error))
+                queue.async {
+                    let this = me.value
+                    let (data, response, error) = result.value
+                    guard !this.withPending({ $0.stopped }) else { return }
+                    if let error { this.fail(error); return }
+                    if let journalID, let http = response as? HTTPURLResponse {
+                        Self.owner?.engine.journal.recordUpstreamStatus(http.statusCode, for: journalID)
+                    }
+                    if let response { this.client?.urlProtocol(this, didReceive: response, cacheStoragePolicy: .notAllowed) }
+                    if let data, !data.isEmpty { this.client?.urlProtocol(this, didLoad: data) }
+                    this.finish()
+                }
+            }
+            let started = me.value.withPending { p -> Bool in
+                guard !p.stopped else { return false }
+                p.upstream = task
+                return true
+            }
+            if started { task.resume() }
+        }
+    }
+}
