@@ -19,19 +19,7 @@ local function stream_response(chunks, opts, what, kind, content_type, heartbeat
     fields.heartbeat = check_ms(opts.heartbeat, what .. ": heartbeat")
     fields.heartbeat_bytes = heartbeat_bytes or "\n"
   end
-  if opts.status ~= nil then
-    if math.type(opts.status) ~= "integer" or opts.status < 200 or opts.status > 599 then
-      fail(what .. ": status must be an integer from 200 to 599, got " .. given(opts.status))
-    end
-    fields.status = opts.status
-  end
-  if opts.headers ~= nil then check_type(opts.headers, "table", what .. ": headers") end
-  fields.headers = opts.headers
-  fields.delay = opts.delay
-  setmetatable(fields, RESP)
-  local ok, err = H.validate_response(fields)
-  if not ok then fail(what .. ": " .. err) end
-  return fields
+  return finish_response(fields, opts, what, 200)
 end
 
 -- One Server-Sent Event as its lines: event, id, retry, then data (a table is JSON), each

@@ -9,24 +9,30 @@ enum Prelude {
     static let mainSource = #"""
 local builder_opts = { status = true, headers = true, delay = true, fault = true, bytes_per_second = true }
 
-local function response(kind, fields, opts, what)
-  opts = check_opts(opts, builder_opts, what)
-  fields.kind = kind
+-- The options every builder shares (status from `lowest` to 599, headers, delay), then the
+-- host's check of the whole value.
+local function finish_response(fields, opts, what, lowest)
   if opts.status ~= nil then
-    if math.type(opts.status) ~= "integer" or opts.status < 100 or opts.status > 599 then
-      fail(what .. ": status must be an integer from 100 to 599, got " .. given(opts.status))
+    if math.type(opts.status) ~= "integer" or opts.status < lowest or opts.status > 599 then
+      fail(what .. ": status must be an integer from " .. lowest .. " to 599, got " .. given(opts.status))
     end
     fields.status = opts.status
   end
   if opts.headers ~= nil then check_type(opts.headers, "table", what .. ": headers") end
   fields.headers = opts.headers
   fields.delay = opts.delay
-  fields.fault = opts.fault
-  fields.bytes_per_second = opts.bytes_per_second
   setmetatable(fields, RESP)
   local ok, err = H.validate_response(fields)
   if not ok then fail(what .. ": " .. err) end
   return fields
+end
+
+local function response(kind, fields, opts, what)
+  opts = check_opts(opts, builder_opts, what)
+  fields.kind = kind
+  fields.fault = opts.fault
+  fields.bytes_per_second = opts.bytes_per_second
+  return finish_response(fields, opts, what, 100)
 end
 
 -- mock.json is both a builder and the JSON codec
