@@ -114,7 +114,8 @@ struct StreamParityTests {
             #expect(String(decoding: pieces.reduce(Data()) { $0 + $1.1 }, as: UTF8.self) == Self.events)
             #expect(pieces.count >= 3, "\(pieces.map(\.0))")
             let first = try #require(pieces.first?.0), last = try #require(pieces.last?.0)
-            #expect(last - first >= 0.4, "\(pieces.map(\.0))")
+            // Planned 0.45-0.5 s apart; a loaded machine may hand the first piece over late.
+            #expect(last - first >= 0.25, "\(pieces.map(\.0))")
             // The journal has what was sent, and that it completed.
             let entry = try #require(served.moonmock.requests.last)
             #expect(entry.stream?.ended == "completed")
@@ -163,7 +164,8 @@ struct StreamParityTests {
             #expect(text == "id: 1\ndata: {\"seen\":1,\"tick\":1}\n\nid: 2\ndata: {\"seen\":2,\"tick\":2}\n\n"
                     + "id: 3\ndata: {\"seen\":3,\"tick\":3}\n\nevent: done\ndata: bye\n\n")
             let first = try #require(pieces.first?.0), last = try #require(pieces.last?.0)
-            #expect(last - first >= 0.4, "\(pieces.map(\.0))")
+            // Planned 0.45-0.5 s apart; a loaded machine may hand the first piece over late.
+            #expect(last - first >= 0.25, "\(pieces.map(\.0))")
             let stream = try #require(served.moonmock.requests.last?.stream)
             #expect(stream.ended == "completed" && stream.chunks == 4)
         }
