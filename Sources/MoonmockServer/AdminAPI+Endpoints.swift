@@ -12,7 +12,14 @@ extension AdminAPI {
             "connections_per_worker": .array(server.connectionsPerWorker.map { .integer(Int64($0)) }),
             "uptime_seconds": .double((Date().timeIntervalSince(startedAt) * 1000).rounded() / 1000),
         ]
-        if let script = server.scriptStatus?() { health["script"] = script }
+        if let script = server.scriptStatus?() {
+            health["script"] = script
+            // Still serving the last good version, but the file on disk did not load: say so.
+            if let error = script["last_error"], error != .null {
+                health["status"] = .string("reload_failed")
+                health["reload_error"] = error
+            }
+        }
         return .json(.object(health))
     }
 

@@ -19,7 +19,8 @@ extension MoonmockServer {
         }
         if AdminAPI.owns(request.path) {
             let response = admin.handle(request, server: self)
-            log(request, status: response.status, rule: "admin", delay: 0)
+            // Reads of the admin API (the dashboard's own traffic) stay out of the log; changes show.
+            if request.method != "GET" && request.method != "HEAD" { log(request, status: response.status, rule: "admin", delay: 0) }
             return act(response, 0)
         }
         let exchange = engine.handle(request)

@@ -19,12 +19,19 @@ struct ServeCommandTests {
         let (data, response) = try await URLSession(configuration: .ephemeral).data(from: URL(string: "http://127.0.0.1:\(port)/users/7")!)
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(String(decoding: data, as: UTF8.self) == #"{"id":7,"name":"User 7"}"#)
+        // The dashboard's reads of the admin API stay out of the log; a change shows.
+        _ = try await URLSession(configuration: .ephemeral).data(from: URL(string: "http://127.0.0.1:\(port)/__moonmock/requests")!)
+        var reset = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/__moonmock/requests")!)
+        reset.httpMethod = "DELETE"
+        _ = try await URLSession(configuration: .ephemeral).data(for: reset)
 
         #expect(process.stop(), "SIGTERM did not stop it within 10 s")
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0)
         let rest = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect((text + rest).contains("GET /users/7 → 200  (GET /users/:id)"))
+        #expect(!(text + rest).contains("GET /__moonmock/requests"))
+        #expect((text + rest).contains("DELETE /__moonmock/requests → 200  (admin)"))
         #expect((text + rest).contains("moonmock: stopping"))
     }
 

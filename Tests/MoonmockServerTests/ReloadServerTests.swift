@@ -73,6 +73,9 @@ struct ReloadServerTests {
         #expect(health["script"]?["generation"] == .integer(1))
         #expect(health["script"]?["last_error"]?.stringValue?.hasPrefix("mocks.lua:2:") == true)
         #expect(health["script"]?["load_ms"] != nil)
+        // A failed last reload is not "ok": the old version serves, the file is broken.
+        #expect(health["status"] == .string("reload_failed"))
+        #expect(health["reload_error"]?.stringValue?.hasPrefix("mocks.lua:2:") == true)
         #expect(try await f.server.fetch("/v").body == "one")
 
         f.host.stopWatching()
@@ -80,5 +83,8 @@ struct ReloadServerTests {
         let forced = try await f.server.fetch("/__moonmock/reload", method: "POST")
         #expect(forced.status == 200 && forced.body.contains("reloaded mocks.lua (gen 2"))
         #expect(try await f.server.fetch("/v").body == "two")
+        let healed = try JSONValue(parsing: Array(try await f.server.fetch("/__moonmock/health").body.utf8))
+        #expect(healed["status"] == .string("ok"))
+        #expect(healed["reload_error"] == nil)
     }
 }
