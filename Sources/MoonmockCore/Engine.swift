@@ -31,13 +31,15 @@ public final class Engine: Sendable {
     public let variants = VariantStore()
     /// Open WebSockets (`mock.websocket` routes on the server).
     public let websockets = WebSocketRegistry()
+    /// Requests, reloads, switches and state changes, for watchers (`GET /__moonmock/events`).
+    public let feed: EventFeed
     /// The Mock-Bundles the script declared and the folder each serves.
     public let bundles = BundleRegistry()
     public let journal: Journal
     public let environment: MockEnvironment
     /// Runtime and script rules as one immutable snapshot: a request takes one lock and one
     /// retain to read both.
-    private let sets = Locked(RuleSets(runtime: .empty, script: .empty))
+    let sets = Locked(RuleSets(runtime: .empty, script: .empty))
     /// Bumped with every change of `sets`: a thread re-reads its snapshot when this moved.
     private let version = Atomic<Int>(0)
     private let nextID = Atomic<Int>(1)
@@ -50,10 +52,13 @@ public final class Engine: Sendable {
     /// Request ids a lane takes at a time.
     private static let idBlock = 256
 
-    public init(environment: MockEnvironment = .system, journalCapacity: Int = 1000, state: StateStore? = nil) {
+    /// `feed`: the one a given `state` publishes to (a new one otherwise).
+    public init(environment: MockEnvironment = .system, journalCapacity: Int = 1000, state: StateStore? = nil, feed: EventFeed? = nil) {
+        let feed = feed ?? EventFeed()
+        self.feed = feed
         self.environment = environment
         self.journal = Journal(capacity: journalCapacity)
-        self.state = state ?? StateStore(clock: environment.now)
+        self.state = state ?? StateStore(clock: environment.now, feed: feed)
     }
 
     /// The CORS policy the script declared with `mock.cors{...}`; `nil` when it declared none.
@@ -205,35 +210,6 @@ public final class Engine: Sendable {
         return finish(request, response, nil, [], nil, misses, started, lane)
     }
 
-    /// Whether some rule would answer `request`: its pattern, method and conditions hold and
-    /// its `times` budget is not spent. Nothing runs, counts or goes into the journal (a
-    /// responder that falls through is not foreseen). The in-process door asks it before it
-    /// claims a request under ``UnmatchedPolicy``'s `leaveUnclaimed`.
-    ///
-    /// ```swift
-    /// engine.wouldAnswer(MockRequest(method: "GET", url: "https://api.example.com/users/7"))
-    /// ```
-    public func wouldAnswer(_ request: MockRequest) -> Bool {
-        let sets = self.sets.withLock { $0 }
-        if let batch = graphQLBatch(request) {
-            // A batch is answered when each of its operations is.
-            return batch.allSatisfy { operation in
-                wouldAnswer(MockRequest(method: request.method, url: request.url, headers: request.headers, body: operation.encoded()))
-            }
-        }
-        return request.withPathSegments { path in
-            for set in [sets.runtime, sets.script] where !set.isEmpty {
-                for index in set.candidates(for: request, path) {
-                    let rule = set.rules[index]
-                    guard let captures = rule.pattern.match(request, path), !rule.isRetired else { continue }
-                    if let failure = failedPredicate(rule, request, captures), !failure.hasPrefix(Predicate.stoppedMarker) { continue }
-                    return true
-                }
-            }
-            return false
-        }
-    }
-
     private struct Routed {
         /// Borrowed: the request's rule sets keep it alive.
         let rule: Unmanaged<Rule>
@@ -330,7 +306,7 @@ public final class Engine: Sendable {
 
     /// `nil` when the request meets every predicate of `rule`, else the first one's reason. Read
     /// in place (an iterator would retain the rule's array, whose reference count every worker shares).
-    private func failedPredicate(_ rule: Rule, _ request: MockRequest, _ captures: RouteCaptures) -> String? {
+    func failedPredicate(_ rule: Rule, _ request: MockRequest, _ captures: RouteCaptures) -> String? {
         rule.predicates.withUnsafeBufferPointer { predicates in
             if predicates.isEmpty { return nil }
             let params = captures.dictionary
@@ -344,7 +320,7 @@ public final class Engine: Sendable {
     }
 
     /// The operations of a GraphQL batch body, or `nil` when the body is not one.
-    private func graphQLBatch(_ request: MockRequest) -> [JSONValue]? {
+    func graphQLBatch(_ request: MockRequest) -> [JSONValue]? {
         guard request.method == "POST", request.bodyLooksLikeJSONArray, case .array(let items)? = request.json, !items.isEmpty,
               items.allSatisfy({ $0["operationName"]?.stringValue != nil }) else { return nil }
         return items
@@ -391,6 +367,7 @@ public final class Engine: Sendable {
                        status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
                        delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses, stripe: lane.stripe,
                        spare: &lane.spareRecord)
+        if feed.isWatched { feed.publish(.request(id: request.id)) }
         return Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
     }
 }

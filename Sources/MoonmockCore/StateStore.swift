@@ -87,9 +87,18 @@ public final class StateStore: Sendable {
 
     /// `limitBytes` bounds the store (64 MiB by default): a script that stores without end
     /// gets a clear error instead of taking the process's memory.
-    public init(clock: @escaping @Sendable () -> Double = MockEnvironment.system.now, limitBytes: Int = 64 << 20) {
+    /// Told of every change (the dashboard follows it), when given.
+    let feed: EventFeed?
+
+    public init(clock: @escaping @Sendable () -> Double = MockEnvironment.system.now, limitBytes: Int = 64 << 20, feed: EventFeed? = nil) {
         self.clock = clock
         self.limitBytes = limitBytes
+        self.feed = feed
+    }
+
+    @inline(__always)
+    private func changed(_ key: String?) {
+        if let feed, feed.isWatched { feed.publish(.state(key: key)) }
     }
 
     static func size(_ key: String, _ value: StateValue) -> Int {
@@ -119,24 +128,27 @@ public final class StateStore: Sendable {
     public func set(_ key: String, _ value: StateValue?, ttl: Double? = nil) throws {
         let now = clock()
         try store.withLock { try $0.put(key, value.map { Entry(value: $0, expires: ttl.map { now + $0 }) }, limit: limitBytes, now: now) }
+        changed(key)
     }
 
     /// Sets only when absent; returns whether it did.
     @discardableResult
     public func add(_ key: String, _ value: StateValue, ttl: Double? = nil) throws -> Bool {
         let now = clock()
-        return try store.withLock { s in
+        let added = try store.withLock { s in
             if let entry = s.entries[key], entry.expires.map({ $0 > now }) ?? true { return false }
             try s.put(key, Entry(value: value, expires: ttl.map { now + $0 }), limit: limitBytes, now: now)
             return true
         }
+        if added { changed(key) }
+        return added
     }
 
     /// Adds `by` to a number; an absent key starts at `initial`. Returns the new value.
     @discardableResult
     public func incr(_ key: String, by: StateValue = .integer(1), initial: StateValue = .integer(0)) throws -> StateValue {
         let now = clock()
-        return try store.withLock { s in
+        let value = try store.withLock { s in
             var current = initial
             var expires: Double?
             if let entry = s.entries[key], entry.expires.map({ $0 > now }) ?? true {
@@ -154,16 +166,20 @@ public final class StateStore: Sendable {
             try s.put(key, Entry(value: next, expires: expires), limit: limitBytes, now: now)
             return next
         }
+        changed(key)
+        return value
     }
 
     @discardableResult
     public func delete(_ key: String) -> Bool {
         let now = clock()
-        return store.withLock { s in
+        let deleted = store.withLock { s in
             guard s.entries[key] != nil else { return false }
             try? s.put(key, nil, limit: limitBytes, now: now)
             return true
         }
+        if deleted { changed(key) }
+        return deleted
     }
 
     /// Live keys, sorted.
@@ -178,5 +194,8 @@ public final class StateStore: Sendable {
         }
     }
 
-    public func flush() { store.withLock { $0 = Store() } }
+    public func flush() {
+        store.withLock { $0 = Store() }
+        changed(nil)
+    }
 }

@@ -129,6 +129,7 @@ public final class ScriptHost: @unchecked Sendable {
                 s.current = generation
                 return s.status.generation
             }
+            engine.feed.publish(.reload(status.json))
             watcher?.watch(generation.dependencies)
             var message = "reloaded \(generation.displayName) (gen \(number), \(Int(ms.rounded())) ms)"
             // With automatic VMs a reload decides again: say so when the answer changed.
@@ -143,6 +144,7 @@ public final class ScriptHost: @unchecked Sendable {
                 s.status.lastError = text
                 return s.status.generation
             }
+            engine.feed.publish(.reload(status.json))
             // Keep watching what the failed version would have needed as well (a new module the
             // broken version requires may be the fix).
             let scriptFile = URL(fileURLWithPath: file).standardizedFileURL.path

@@ -65,7 +65,9 @@ extension AdminAPI {
             } else {
                 return Self.error("active must be a name or null", 400)
             }
-            return .json(.object(["rule": .string(rule), "active": engine.variants.active(for: rule).map(JSONValue.string) ?? .null]))
+            let answer = JSONValue.object(["rule": .string(rule), "active": engine.variants.active(for: rule).map(JSONValue.string) ?? .null])
+            engine.feed.publish(.switched(answer))
+            return .json(answer)
         } catch {
             let known = engine.variants.list().contains { $0.rule == rule }
             return Self.error(String(describing: error), known ? 422 : 404)
@@ -78,6 +80,8 @@ extension AdminAPI {
         }
         do {
             let rule = try engine.bundles.switchTo(path, rule: body["rule"]?.stringValue)
+            let answer = JSONValue.object(["rule": .string(rule), "bundle": .string(path)])
+            engine.feed.publish(.switched(answer))
             return .json(.object(["rule": .string(rule), "path": .string(path)]))
         } catch {
             return Self.error(String(describing: error), 422)

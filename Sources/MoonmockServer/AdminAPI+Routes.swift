@@ -77,6 +77,7 @@ extension AdminAPI {
             .json(.array(api.engine.bundles.list().map { .object(["rule": .string($0.rule), "path": .string($0.path)]) }))
         },
         AdminRoute("PUT", "/bundle") { api, c in api.switchBundle(c.request) },
+        AdminRoute("GET", "/events") { api, _ in api.events() },
         AdminRoute("GET", "/websockets") { api, _ in .json(.array(api.engine.websockets.list().map(\.json))) },
         AdminRoute("POST", "/websockets/{id}/send") { api, c in api.sendToSocket(c.request, c.parameter ?? "") },
         AdminRoute("POST", "/websockets/{id}/close") { api, c in api.closeSocket(c.request, c.parameter ?? "") },

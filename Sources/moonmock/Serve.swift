@@ -144,7 +144,8 @@ enum Serve {
         }
 
         let file = script ?? "mocks.lua"
-        let engine = Engine(journalCapacity: journal, state: StateStore(limitBytes: stateLimit))
+        let feed = EventFeed()
+        let engine = Engine(journalCapacity: journal, state: StateStore(limitBytes: stateLimit, feed: feed), feed: feed)
         let host: ScriptHost
         do {
             let log: @Sendable (String) -> Void = { MoonmockCLI.printError("moonmock: " + $0) }

