@@ -186,31 +186,17 @@ def test_a_plain_request_gets_426(server) -> None:
 
 
 def test_wss_over_the_self_signed_certificate(tmp_path) -> None:
-    import re
     import ssl
-    import subprocess
     (tmp_path / "mocks.lua").write_text(SCRIPT)
     home = tmp_path / "home"
     home.mkdir()
-    binary = moonmock._server.find_binary(os.environ.get("MOONMOCK_BIN"))
-    process = subprocess.Popen([binary, "serve", str(tmp_path / "mocks.lua"), "--port", "0", "--no-watch", "--tls", "self-signed"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "HOME": str(home)})
-    try:
-        url = None
-        deadline = time.monotonic() + 20
-        while url is None and time.monotonic() < deadline:
-            line = process.stdout.readline()
-            found = re.search(r"on (https://127\.0\.0\.1:\d+)", line)
-            url = found and found.group(1)
-        assert url, "the server did not print its URL"
-        context = ssl.create_default_context(cafile=str(home / ".cache/moonmock/tls/ca.pem"))
+    with moonmock.serve(tmp_path / "mocks.lua", binary=os.environ.get("MOONMOCK_BIN"), args=["--tls", "self-signed"],
+                        env={"HOME": str(home)}) as mm:
+        context = ssl.create_default_context(cafile=mm.ca_file)
 
         async def scenario():
-            async with websockets.connect(url.replace("https://", "wss://") + "/chat/secure", ssl=context) as ws:
+            async with websockets.connect(mm.url.replace("https://", "wss://") + "/chat/secure", ssl=context) as ws:
                 assert json.loads(await ws.recv())["hello"] == "secure"
                 await ws.send("over TLS")
                 assert await ws.recv() == "echo: over TLS"
         run(scenario())
-    finally:
-        process.terminate()
-        process.wait(timeout=10)

@@ -137,3 +137,18 @@ def test_cors_for_a_browser_app(script):
         with urllib.request.urlopen(request, timeout=10) as response:
             assert response.headers["Access-Control-Allow-Origin"] == "http://localhost:5173"
         assert status == 200
+
+
+def test_a_self_signed_https_server_is_driven_with_its_local_ca(script, tmp_path) -> None:
+    import ssl
+    import urllib.request
+    home = tmp_path / "home"
+    home.mkdir()
+    with moonmock.serve(script, args=["--tls", "self-signed"], env={"HOME": str(home)}) as mm:
+        assert mm.url.startswith("https://")
+        assert mm.ca_file == str(home / ".cache/moonmock/tls/ca.pem")
+        assert mm.health()["status"] == "ok"
+        mm.stub("GET", "/secure", json={"tls": True})
+        context = ssl.create_default_context(cafile=mm.ca_file)
+        with urllib.request.urlopen(mm.url + "/secure", timeout=10, context=context) as answer:
+            assert json.loads(answer.read()) == {"tls": True}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -84,10 +85,14 @@ class Client:
     >>> mm.verify("GET", "/users/:id", times=1)
     """
 
-    def __init__(self, url: str, *, token: Optional[str] = None, timeout: float = 10.0) -> None:
+    def __init__(self, url: str, *, token: Optional[str] = None, timeout: float = 10.0,
+                 cafile: Optional[str] = None) -> None:
         self.url = url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        #: The PEM authorities an ``https://`` server's certificate is checked against (``None``:
+        #: the system's); ``moonmock.serve(..., args=["--tls", "self-signed"])`` sets its local CA.
+        self.cafile = cafile
         self.state = State(self)
 
     # -- rules
@@ -229,7 +234,8 @@ class Client:
         if self.token:
             request.add_header("Authorization", f"Bearer {self.token}")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            context = ssl.create_default_context(cafile=self.cafile) if self.url.startswith("https://") else None
+            with urllib.request.urlopen(request, timeout=self.timeout, context=context) as response:
                 return response.status, _decode(response.read())
         except urllib.error.HTTPError as error:
             return error.code, _decode(error.read())

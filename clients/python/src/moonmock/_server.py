@@ -15,6 +15,7 @@ from ._client import Client
 __all__ = ["Server", "serve", "find_binary", "BinaryNotFound"]
 
 _SERVING = re.compile(r" on (https?://\S+)$")
+_LOCAL_CA = re.compile(r"with the local CA at (\S+)")
 PathLike = Union[str, "os.PathLike[str]"]
 
 
@@ -67,6 +68,9 @@ class Server(Client):
         #: What the server printed: its port and log lines (stdout), script logs and errors (stderr).
         self.output: List[str] = []
         self.errors: List[str] = []
+        #: With ``--tls self-signed``: the local CA's PEM file, which clients trust (``None`` otherwise).
+        self.ca_file: Optional[str] = None
+        self._ca_printed = threading.Event()
         self._process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                          env=None if env is None else {**os.environ, **env})
         try:
@@ -74,7 +78,9 @@ class Server(Client):
         except BaseException:
             self.stop()
             raise
-        super().__init__(url, token=token)
+        if url.startswith("https://") and "self-signed" in self.command:
+            self._ca_printed.wait(startup_timeout)
+        super().__init__(url, token=token, cafile=self.ca_file)
         self._wait_until_healthy(startup_timeout)
 
     def _wait_until_serving(self, timeout: float) -> str:
@@ -86,6 +92,10 @@ class Server(Client):
             assert process.stdout is not None
             for line in process.stdout:
                 self.output.append(line.rstrip("\n"))
+                ca = _LOCAL_CA.search(line)
+                if ca:
+                    self.ca_file = ca.group(1)
+                    self._ca_printed.set()
                 match = _SERVING.search(line.rstrip())
                 if match and not found:
                     found.append(match.group(1))
