@@ -366,7 +366,7 @@ public final class Engine: Sendable {
         journal.record(at: now, request, timestamp: environment.usesSystemClock ? lane.wallClock(at: now) : environment.now(),
                        status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
                        delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses, stripe: lane.stripe,
-                       spare: &lane.spareRecord)
+                       response: response, spare: &lane.spareRecord)
         if feed.isWatched { feed.publish(.request(id: request.id)) }
         return Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
     }

@@ -34,13 +34,17 @@ struct JournalRecord: @unchecked Sendable {
         let logs: [String]
         let error: String?
         let nearMisses: [NearMiss]
+        let responseHeaders: HTTPHeaders
+        let responseBody: [UInt8]
+        let responseLength: Int
     }
 
     /// Copies `r` (its body cut to ``Journal/maxBodyBytes``) and what came of it, into the block
     /// of `spare` (left `nil`) when nothing else holds it and it is big enough but not far too
     /// big: a full journal frees no record and allocates none.
     static func make(_ r: MockRequest, reusing spare: inout JournalRecord?, sequence: UInt64, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
-                     delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss]) -> JournalRecord {
+                     delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss],
+                     response: (headers: HTTPHeaders, body: [UInt8], length: Int) = (HTTPHeaders(), [], 0)) -> JournalRecord {
         // A server's header lines are copied as they are (one piece); other lists field by field.
         let headers = r.headers
         let lines = headers.validatedLines
@@ -59,7 +63,8 @@ struct JournalRecord: @unchecked Sendable {
         func head() -> Head {
             Head(sequence: sequence, id: r.id, port: r.port, headerCount: lines == nil ? fields.count : -1, timestamp: timestamp,
                  status: status, ruleID: ruleID, durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
-                 fault: fault, logs: logs, error: error, nearMisses: nearMisses)
+                 fault: fault, logs: logs, error: error, nearMisses: nearMisses,
+                 responseHeaders: response.headers, responseBody: response.body, responseLength: response.length)
         }
         let storage: ManagedBuffer<Head, UInt8>
         if var old = spare.take(), isKnownUniquelyReferenced(&old.storage), case let room = old.storage.capacity,
@@ -118,6 +123,9 @@ struct JournalRecord: @unchecked Sendable {
                                  durationMicros: h.durationMicros, delayMilliseconds: h.delayMilliseconds, fault: h.fault,
                                  logs: h.logs, error: h.error, nearMisses: h.nearMisses)
         entry.sequence = h.sequence
+        entry.responseHeaders = h.responseHeaders
+        entry.responseBody = h.responseBody
+        entry.responseBodyLength = h.responseLength
         return entry
     }
 

@@ -1,3 +1,4 @@
+import Synchronization
 
 /// One request as the engine saw it, matched or not.
 public struct JournalEntry: Sendable {
@@ -22,6 +23,12 @@ public struct JournalEntry: Sendable {
     public let nearMisses: [NearMiss]
     /// A streamed answer's transcript: what was sent, when, and how it ended.
     public internal(set) var stream: StreamTranscript?
+    /// The answer's header fields, as the rule gave them (the transport adds its own).
+    public internal(set) var responseHeaders = HTTPHeaders()
+    /// The answer's body, its first ``Journal/responseBodyLimit`` bytes.
+    public internal(set) var responseBody: [UInt8] = []
+    /// The answer's whole body length (more than `responseBody` holds when it was cut).
+    public internal(set) var responseBodyLength = 0
     /// When it was recorded (monotonic nanoseconds): the journal's order across threads.
     var sequence: UInt64 = 0
 
@@ -73,6 +80,15 @@ public final class Journal: Sendable {
     private let lateStatuses = Locked<[Int: Int]>([:])
     private let streams = Locked<[Int: StreamTranscript]>([:])
 
+    private let responseLimit = Atomic<Int>(64 * 1024)
+
+    /// How much of each answer's body the journal keeps (0: none); 64 KB unless set
+    /// (`moonmock serve --journal-body BYTES`).
+    public var responseBodyLimit: Int {
+        get { responseLimit.load(ordering: .relaxed) }
+        set { responseLimit.store(max(0, newValue), ordering: .relaxed) }
+    }
+
     public init(capacity: Int = 1000) {
         self.capacity = max(1, capacity)
         stripes = Stripes { Stripe(capacity: max(1, capacity)) }
@@ -85,11 +101,15 @@ public final class Journal: Sendable {
     /// and the record it replaces in the ring is left in `spare` for the thread's next request.
     func record(at time: UInt64, _ request: MockRequest, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
                 delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss], stripe: Int,
-                spare: inout JournalRecord?) {
-        // Copied into one block before the lock.
+                response: MockResponse, spare: inout JournalRecord?) {
+        // Copied into one block before the lock. The answer's header list and body are kept by
+        // reference (a fixed answer's are shared with its rule); a body past the limit, cut.
+        let limit = responseLimit.load(ordering: .relaxed)
+        let body = response.body.count <= limit ? response.body : Array(response.body.prefix(limit))
         let record: JournalRecord? = JournalRecord.make(request, reusing: &spare, sequence: time, timestamp: timestamp, status: status, ruleID: ruleID,
                                                         durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
-                                                        fault: fault, logs: logs, error: error, nearMisses: nearMisses)
+                                                        fault: fault, logs: logs, error: error, nearMisses: nearMisses,
+                                                        response: (response.headers, body, response.body.count))
         let replaced: JournalRecord? = stripes.with(stripe) { s in
             s.ring.withLock { r in
                 var slot = record

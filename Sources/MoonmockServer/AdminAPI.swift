@@ -109,6 +109,24 @@ struct AdminAPI: Sendable {
         }
         if let error = e.error { o["error"] = .string(error) }
         if !e.nearMisses.isEmpty { o["near_misses"] = .array(e.nearMisses.map(\.json)) }
+        if e.fault == nil || e.responseBodyLength > 0 || !e.responseHeaders.fields.isEmpty { o["response"] = response(e) }
+        return .object(o)
+    }
+
+    /// The answer as the rule gave it: its header fields, and its body as text when it is
+    /// UTF-8, else in base64 (cut to the journal's limit: `body_bytes` is the whole length).
+    static func response(_ e: JournalEntry) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "headers": .object(Dictionary(e.responseHeaders.fields.map { ($0.name.asciiLowercased, JSONValue.string($0.value)) }) { a, b in
+                .string((a.stringValue ?? "") + ", " + (b.stringValue ?? "")) }),
+            "body_bytes": .integer(Int64(e.responseBodyLength)),
+        ]
+        if let text = String(validating: e.responseBody, as: UTF8.self) {
+            o["body"] = .string(text)
+        } else {
+            o["body_base64"] = .string(Data(e.responseBody).base64EncodedString())
+        }
+        if e.responseBody.count < e.responseBodyLength { o["truncated"] = .bool(true) }
         return .object(o)
     }
 }

@@ -16,6 +16,7 @@ enum Serve {
         var configuration = ServerConfiguration()
         var script: String?
         var journal = 1000
+        var journalBody = 64 * 1024
         var stateLimit = 64 << 20
         let cores = ServerConfiguration().threads
         // Automatic VMs leave a core to the client: a mock server shares its machine with the
@@ -57,6 +58,10 @@ enum Serve {
                     let v = try args.value(arg)
                     guard let n = Int(v), n >= 1 else { throw UsageError("--journal must be a positive number, got '\(v)'") }
                     journal = n
+                case "--journal-body":
+                    let v = try args.value(arg)
+                    guard let n = Int(v), n >= 0 else { throw UsageError("--journal-body must be a number of bytes (0 keeps none), got '\(v)'") }
+                    journalBody = n
                 case "--admin-token": configuration.adminToken = try args.value(arg)
                 case "--admin-host": configuration.adminHosts.append(try args.value(arg))
                 case "--vms":
@@ -146,6 +151,7 @@ enum Serve {
         let file = script ?? "mocks.lua"
         let feed = EventFeed()
         let engine = Engine(journalCapacity: journal, state: StateStore(limitBytes: stateLimit, feed: feed), feed: feed)
+        engine.journal.responseBodyLimit = journalBody
         let host: ScriptHost
         do {
             let log: @Sendable (String) -> Void = { MoonmockCLI.printError("moonmock: " + $0) }

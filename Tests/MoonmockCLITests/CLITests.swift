@@ -59,6 +59,8 @@ struct CLITests {
                              localhost, 127.0.0.1 and ::1 always are)
       --log MODE             request lines: none, compact or verbose (default none)
       --journal N            requests kept in the journal (default 1000)
+      --journal-body BYTES   how much of each answer's body the journal keeps (default
+                             65536; 0 keeps none)
       --state-limit BYTES    the most mock.state may hold; a write past it is a Lua error
                              (default 67108864)
       --admin-token TOKEN    require Authorization: Bearer TOKEN for /__moonmock/ (the
