@@ -61,6 +61,8 @@ extension AdminAPI {
         },
         AdminRoute("GET", "/requests/count") { api, c in api.requests(c.request, count: true) },
         AdminRoute("GET", "/requests/unmatched") { api, _ in .json(.array(api.engine.journal.unmatched().map(Self.json))) },
+        AdminRoute("GET", "/requests/{id}/rule") { api, c in api.entryAsRule(c.parameter ?? "") },
+        AdminRoute("GET", "/requests/{id}/curl") { api, c in api.entryAsCurl(c.parameter ?? "") },
         AdminRoute("POST", "/verify") { api, c in api.verify(c.request) },
         AdminRoute("GET", "/state") { api, _ in .json(.object(api.engine.state.snapshot().mapValues(\.json))) },
         AdminRoute("PUT", "/state") { api, c in api.replaceState(c.request) },

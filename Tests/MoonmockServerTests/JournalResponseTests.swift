@@ -1,5 +1,6 @@
 import Foundation
 import MoonmockCore
+import MoonmockScript
 @testable import MoonmockServer
 import Testing
 
@@ -43,5 +44,27 @@ struct JournalResponseTests {
         _ = try await server.fetch("/user")
         let none = try #require(try await Self.lastEntry(server, path: "/user")["response"])
         #expect(none["body"] == .string("") && none["body_bytes"] == .integer(8))
+    }
+
+    @Test("an entry as a mocks.lua rule that answers the same; as a curl command that sends it again")
+    func copies() async throws {
+        let server = try startServer(#"mock.post("/orders", function(req) return mock.json({ id = 1, sku = req.json.sku }, { status = 201 }) end)"#)
+        defer { server.stop() }
+        _ = try await server.fetch("/orders", method: "POST", body: #"{"sku":"A-1"}"#, headers: ["Content-Type": "application/json", "X-Note": "it's"])
+        let entry = try await Self.lastEntry(server, path: "/orders")
+        guard case .integer(let id)? = entry["id"] else { Issue.record("no id in \(entry)"); return }
+        let rule = try JSONValue(parsing: Array(try await server.fetch("/__moonmock/requests/\(id)/rule").body.utf8))
+        let lua = try #require(rule["lua"]?.stringValue)
+        #expect(lua.contains(#"mock.post("/orders", mock.json({ id = 1, sku = "A-1" }, { status = 201 }))"#), "\(lua)")
+        // The rule loads, and answers that request as the handler did.
+        let engine = Engine()
+        _ = try engine.loadScript(source: lua)
+        let replay = engine.handle(MockRequest(method: "POST", url: "http://x/orders", body: Array(#"{"sku":"A-1"}"#.utf8)))
+        #expect(replay.response.status == 201 && String(decoding: replay.response.body, as: UTF8.self) == #"{"id":1,"sku":"A-1"}"#)
+        let curl = try JSONValue(parsing: Array(try await server.fetch("/__moonmock/requests/\(id)/curl").body.utf8))["curl"]?.stringValue
+        #expect(curl?.hasPrefix("curl -X POST 'http://127.0.0.1:") == true, "\(curl ?? "")")
+        #expect(curl?.contains(#"-H 'X-Note: it'\''s'"#) == true, "\(curl ?? "")")
+        #expect(curl?.hasSuffix(#"--data-binary '{"sku":"A-1"}'"#) == true, "\(curl ?? "")")
+        #expect(try await server.fetch("/__moonmock/requests/99999/rule").status == 404)
     }
 }
