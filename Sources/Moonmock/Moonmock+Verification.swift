@@ -13,6 +13,12 @@ extension Moonmock {
     /// ```
     public func activateVariant(_ name: String, for rule: String) throws {
         try engine.variants.activate(name, for: rule)
+        publishSwitch(rule)
+    }
+
+    /// Tells watchers (`GET /__moonmock/events` of a server on this engine) of a switch.
+    private func publishSwitch(_ rule: String) {
+        engine.feed.publish(.switched(.object(["rule": .string(rule), "active": engine.variants.active(for: rule).map(JSONValue.string) ?? .null])))
     }
 
     /// Every rule back to its default variant, and every stub endpoint back to none.
@@ -26,10 +32,14 @@ extension Moonmock {
     /// ```
     public func activateStub(_ name: String, for endpoint: String) throws {
         try engine.variants.activate(name, for: endpoint)
+        publishSwitch(endpoint)
     }
 
     /// Leaves an endpoint without an active stub: its requests fall through to later rules.
-    public func deactivateStub(for endpoint: String) throws { try engine.variants.deactivate(endpoint) }
+    public func deactivateStub(for endpoint: String) throws {
+        try engine.variants.deactivate(endpoint)
+        publishSwitch(endpoint)
+    }
 
     /// Every endpoint without an active stub, every rule on its default variant.
     public func resetStubs() { engine.variants.reset() }

@@ -112,7 +112,11 @@ struct PolicyTests {
         let s = moonmock.makeSession()
         #expect(try await s.fetch("http://x.test/me").0 == "fine")
         #expect(moonmock.variants.first?.names == ["ok", "server_error"])
+        let watch = moonmock.engine.feed.subscribe()
+        defer { watch.cancel() }
         try moonmock.activateVariant("server_error", for: "GET /me")
+        // A server's /__moonmock/events on this engine shows the switch.
+        #expect(watch.take().events == [.switched(.object(["rule": .string("GET /me"), "active": .string("server_error")]))])
         #expect(try await s.fetch("http://x.test/me").1.statusCode == 500)
         #expect(throws: (any Error).self) { try moonmock.activateVariant("nope", for: "GET /me") }
         moonmock.resetVariants()
