@@ -80,7 +80,8 @@ public final class Engine: Sendable {
 
     /// Changes the rule sets and tells every thread's lane to read them again.
     private func updateSets<T>(_ body: (inout RuleSets) -> T) -> T {
-        sets.withLock { sets in
+        defer { feed.publish(.rules) }
+        return sets.withLock { sets in
             defer { version.add(1, ordering: .releasing) }
             return body(&sets)
         }
@@ -132,9 +133,15 @@ public final class Engine: Sendable {
     /// Clears runtime rules, the journal and the state, and puts every rule back on its default variant.
     public func reset() {
         removeRuntimeRules()
-        journal.clear()
+        clearJournal()
         state.flush()
         variants.reset()
+    }
+
+    /// Empties the journal and tells watchers so.
+    public func clearJournal() {
+        journal.clear()
+        feed.publish(.journalCleared)
     }
 
     // MARK: requests

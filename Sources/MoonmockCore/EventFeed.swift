@@ -19,6 +19,10 @@ public final class EventFeed: Sendable {
         case switched(JSONValue)
         /// `mock.state` changed: the key (`nil`: all of it).
         case state(key: String?)
+        /// The rules changed: a runtime rule was added or removed, or a script loaded.
+        case rules
+        /// The journal was cleared (or the engine reset).
+        case journalCleared
     }
 
     /// One watcher's queue.

@@ -77,6 +77,7 @@ public struct NearMiss: Sendable, Equatable {
         var o: [String: JSONValue] = [
             "rule": .string(ruleID),
             "mismatches": .array(mismatches.map(JSONValue.string)),
+            "passed": .array(passed.map(JSONValue.string)),
             "summary": .string(summary),
         ]
         if let location { o["location"] = .string(location) }

@@ -129,6 +129,11 @@ public final class VariantStore: Sendable {
         stubDelay.withLock { $0 = 0 }
     }
 
+    /// Whether `rule` may have no variant active (a stub endpoint: it then falls through).
+    public func allowsNone(_ rule: String) -> Bool {
+        store.withLock { $0.declared[rule].map { $0.defaultName == nil } ?? false }
+    }
+
     /// Rules with variants, in script order.
     public func list() -> [Variants] {
         store.withLock { s in

@@ -48,7 +48,8 @@ extension AdminAPI {
 
     func listVariants() -> MockResponse {
         .json(.array(engine.variants.list().map { v in
-            .object(["rule": .string(v.rule), "variants": .array(v.names.map(JSONValue.string)), "active": v.active.map(JSONValue.string) ?? .null])
+            .object(["rule": .string(v.rule), "variants": .array(v.names.map(JSONValue.string)), "active": v.active.map(JSONValue.string) ?? .null,
+                     "none_allowed": .bool(engine.variants.allowsNone(v.rule))])
         }))
     }
 

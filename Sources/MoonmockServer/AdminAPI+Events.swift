@@ -3,7 +3,8 @@ import MoonmockCore
 
 /// `GET /__moonmock/events`: a Server-Sent Events stream of what happens — `request` (a journal
 /// entry, as `GET /requests` shows it), `reload` (the script's status after a reload, failed or
-/// not), `switch` (a variant, stub or bundle switch), `state` (the key that changed; none: all).
+/// not), `switch` (a variant, stub or bundle switch), `state` (the key that changed; none: all),
+/// `rules` (the rules changed: read `GET /rules` again), `cleared` (the journal was emptied).
 /// It is an ordinary stream answer (``StreamPlan``): the door sends what has happened every
 /// 100 ms, from its timer, and a comment line every 15 s keeps proxies from closing it.
 extension AdminAPI {
@@ -49,6 +50,8 @@ final class FeedStream: StreamContinuation, @unchecked Sendable {
             case .reload(let status): bytes += AdminAPI.sse("reload", status)
             case .switched(let what): bytes += AdminAPI.sse("switch", what)
             case .state(let key): bytes += AdminAPI.sse("state", .object(["key": key.map(JSONValue.string) ?? .null]))
+            case .rules: bytes += AdminAPI.sse("rules", .object([:]))
+            case .journalCleared: bytes += AdminAPI.sse("cleared", .object([:]))
             }
         }
         var chunks: [StreamPlan.Chunk] = []

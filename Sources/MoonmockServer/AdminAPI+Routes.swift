@@ -56,7 +56,7 @@ extension AdminAPI {
         AdminRoute("DELETE", "/rules/{id}") { api, c in api.deleteRule(c.parameter ?? "") },
         AdminRoute("GET", "/requests") { api, c in api.requests(c.request, count: false) },
         AdminRoute("DELETE", "/requests") { api, _ in
-            api.engine.journal.clear()
+            api.engine.clearJournal()
             return .json(.object(["cleared": .bool(true)]))
         },
         AdminRoute("GET", "/requests/count") { api, c in api.requests(c.request, count: true) },

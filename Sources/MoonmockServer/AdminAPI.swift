@@ -95,6 +95,8 @@ struct AdminAPI: Sendable {
             "body": .string(String(decoding: e.body, as: UTF8.self)),
             "logs": .array(e.logs.map(JSONValue.string)),
         ]
+        // Bytes that are not UTF-8 (an image upload, protobuf) also come whole, as base64.
+        if String(validating: e.body, as: UTF8.self) == nil { o["body_base64"] = .string(Data(e.body).base64EncodedString()) }
         if e.delayMilliseconds > 0 { o["delay_ms"] = .double(e.delayMilliseconds) }
         switch e.fault {
         case .stream(let plan)?:

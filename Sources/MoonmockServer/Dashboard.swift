@@ -1,86 +1,95 @@
-/// The dashboard at `GET /__moonmock/`: one self-contained page that reads the admin API.
+/// The dashboard at `GET /__moonmock/`: one self-contained page (no framework, no build step,
+/// nothing fetched but the admin API) that follows the server through `GET /__moonmock/events`.
+/// Its parts live in `Dashboard+*.swift`: the style, the markup, and the script in three pieces
+/// (the core and live feed, the request list and inspector, the rules and state panels).
 enum Dashboard {
-    static let html = #"""
-<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>Moonmock</title>
-<link rel="icon" href="data:,">
-<style>
-  body { font: 14px/1.4 system-ui, sans-serif; margin: 2rem; color: #222; }
-  h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
-  table { border-collapse: collapse; width: 100%; }
-  th, td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
-  code { font-family: ui-monospace, monospace; }
-  .miss { color: #a40; } .ok { color: #070; }
-  button { margin-right: .5rem; }
-</style>
-</head>
+    static let html = "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        + "<title>Moonmock</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>\n" + style + "</style>\n</head>\n"
+        + markup + "<script>\n'use strict';\n" + core + requests + panels + "start();\n</script>\n</body>\n</html>\n"
+
+    static let markup = #"""
 <body>
-<h1>Moonmock</h1>
-<form id="login" hidden onsubmit="signIn(event)">
-  <p>This server's admin API needs its token (<code>--admin-token</code>).</p>
+<header>
+  <h1>Moonmock</h1>
+  <span id="script-status" aria-live="polite">loading…</span>
+  <span id="live" class="live" title="how the page follows the server">connecting</span>
+  <span class="grow"></span>
+  <button id="reload" title="read the script again">Reload script</button>
+  <span id="reload-outcome" role="status"></span>
+  <button id="reset" title="runtime rules, journal, state and variants back to the start">Reset</button>
+  <button id="signout" hidden>Sign out</button>
+</header>
+<div id="banner" role="alert" hidden></div>
+<div id="toast" role="status" hidden></div>
+<form id="login" hidden>
+  <p>This server's admin API needs its token (<code>--admin-token</code>). Signed in, this tab stays signed in.</p>
   <input id="token" type="password" autocomplete="current-password" placeholder="admin token" aria-label="admin token">
-  <button type="submit">Sign in</button> <span id="login-error" class="miss"></span>
+  <button type="submit">Sign in</button> <span id="login-error" class="bad"></span>
 </form>
-<p id="health">loading…</p>
-<p><button onclick="post('reload')">Reload script</button><button onclick="post('reset')">Reset</button>
-<button onclick="del('requests')">Clear journal</button></p>
-<h2>Variants</h2>
-<table><thead><tr><th>rule</th><th>active variant</th></tr></thead><tbody id="variants"></tbody></table>
-<h2>Rules</h2>
-<table><thead><tr><th>rule</th><th>where</th><th>hits</th><th>conditions</th></tr></thead><tbody id="rules"></tbody></table>
-<h2>Requests</h2>
-<table><thead><tr><th>#</th><th>request</th><th>status</th><th>rule / closest</th></tr></thead><tbody id="requests"></tbody></table>
-<script>
-// Signed in, the session cookie (HttpOnly, SameSite=Strict) goes with every call.
-class SignedOut extends Error {}
-function checked(r) {
-  if (r.status === 401) { document.getElementById('login').hidden = false; throw new SignedOut(); }
-  return r;
-}
-const api = p => fetch('/__moonmock/' + p).then(checked).then(r => r.json());
-async function signIn(event) {
-  event.preventDefault();
-  const r = await fetch('/__moonmock/login', { method: 'POST', headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ token: document.getElementById('token').value }) });
-  if (!r.ok) { document.getElementById('login-error').textContent = 'wrong token'; return; }
-  document.getElementById('login').hidden = true;
-  document.getElementById('login-error').textContent = '';
-  refresh();
-}
-const esc = s => String(s).replace(/[&<>"]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
-async function post(p) { checked(await fetch('/__moonmock/' + p, { method: 'POST' })); refresh(); }
-async function del(p) { checked(await fetch('/__moonmock/' + p, { method: 'DELETE' })); refresh(); }
-async function choose(rule, name) {
-  await fetch('/__moonmock/variants/' + encodeURIComponent(rule),
-    { method: 'PUT', body: JSON.stringify({ active: name === '' ? null : name }) });
-  refresh();
-}
-async function refresh() {
-  try { await show(); } catch (e) { if (!(e instanceof SignedOut)) throw e; }
-}
-async function show() {
-  const [health, rules, requests, variants] = await Promise.all([api('health'), api('rules'), api('requests'), api('variants')]);
-  document.getElementById('variants').innerHTML = variants.map(v =>
-    `<tr><td><code>${esc(v.rule)}</code></td><td><select onchange="choose(${esc(JSON.stringify(v.rule))}, this.value)">` +
-    (v.active === null ? '<option value="" selected>(none: falls through)</option>' : '') +
-    v.variants.map(n => `<option${n === v.active ? ' selected' : ''}>${esc(n)}</option>`).join('') + `</select></td></tr>`).join('');
-  document.getElementById('health').textContent =
-    `${health.status} · ${health.rules} rules · ${health.requests} requests in the journal`;
-  document.getElementById('rules').innerHTML = rules.map(r =>
-    `<tr><td><code>${esc(r.id)}</code></td><td>${esc(r.location || '')}</td><td>${r.hits}${r.times ? ' / ' + r.times : ''}</td>` +
-    `<td>${r.conditions.map(esc).join('<br>')}</td></tr>`).join('');
-  document.getElementById('requests').innerHTML = requests.slice().reverse().map(e =>
-    `<tr><td>${e.id}</td><td><code>${esc(e.method)} ${esc(e.url)}</code></td>` +
-    `<td class="${e.rule ? 'ok' : 'miss'}">${e.fault ? esc(e.fault) : e.status}</td>` +
-    `<td>${e.rule ? '<code>' + esc(e.rule) + '</code>' :
-      (e.near_misses || []).map(m => `<code>${esc(m.rule)}</code>: ${esc(m.summary)}`).join('<br>')}</td></tr>`).join('');
-}
-refresh(); setInterval(refresh, 2000);
-</script>
-</body>
-</html>
+<main id="app" hidden>
+<nav role="tablist" aria-label="views">
+  <button role="tab" id="tab-requests" aria-controls="view-requests" aria-selected="true">Requests <kbd>1</kbd></button>
+  <button role="tab" id="tab-rules" aria-controls="view-rules" aria-selected="false">Rules <kbd>2</kbd></button>
+  <button role="tab" id="tab-state" aria-controls="view-state" aria-selected="false">State <kbd>3</kbd></button>
+  <span class="grow"></span>
+  <span class="keys">keys: <kbd>/</kbd> search · <kbd>j</kbd>/<kbd>k</kbd> or arrows move · <kbd>p</kbd> pause · <kbd>Esc</kbd> close</span>
+</nav>
+<section id="view-requests" role="tabpanel" aria-labelledby="tab-requests">
+  <div class="filters">
+    <select id="f-method" aria-label="method"><option value="">any method</option></select>
+    <select id="f-status" aria-label="status class">
+      <option value="">any status</option><option value="2">2xx</option><option value="3">3xx</option>
+      <option value="4">4xx</option><option value="5">5xx</option><option value="fault">faults</option>
+    </select>
+    <select id="f-rule" aria-label="rule"><option value="">any rule</option></select>
+    <select id="f-match" aria-label="matched or not">
+      <option value="">matched or not</option><option value="matched">matched</option><option value="unmatched">unmatched</option>
+    </select>
+    <input id="f-text" type="search" placeholder="search URL and body" aria-label="search URL and body">
+    <button id="pause" aria-pressed="false">Pause</button>
+    <button id="clear" title="empty the server's journal">Clear</button>
+    <span id="count" aria-live="polite"></span>
+  </div>
+  <div class="split">
+    <div id="list" tabindex="0" role="listbox" aria-label="requests, newest first">
+      <div id="spacer"><div id="rows"></div></div>
+      <p id="empty" class="hint">No requests yet. Send one to this server and it shows here at once.</p>
+    </div>
+    <aside id="inspector" aria-label="request inspector" tabindex="-1"><p class="hint">Select a request to see it whole.</p></aside>
+  </div>
+</section>
+<section id="view-rules" role="tabpanel" aria-labelledby="tab-rules" hidden>
+  <h2>Rules <small>in the order they are tried</small></h2>
+  <table><thead><tr><th>rule</th><th>where</th><th>matches</th><th>hits</th><th>conditions</th><th></th></tr></thead>
+    <tbody id="rules"></tbody></table>
+  <h2>Variants and stub endpoints</h2>
+  <table><thead><tr><th>rule or endpoint</th><th>answers with</th></tr></thead><tbody id="variants"></tbody></table>
+  <div id="bundles"></div>
+  <h2>Add a runtime rule</h2>
+  <form id="add-rule" class="grid">
+    <label>method <select id="r-method"><option>GET</option><option>POST</option><option>PUT</option><option>PATCH</option>
+      <option>DELETE</option><option value="">any</option></select></label>
+    <label>path <input id="r-path" required placeholder="/users/:id"></label>
+    <label>status <input id="r-status" type="number" min="100" max="599" value="200"></label>
+    <label>delay (ms) <input id="r-delay" type="number" min="0" placeholder="0"></label>
+    <label class="wide">JSON body <textarea id="r-json" rows="4" placeholder='{"ok": true}'></textarea></label>
+    <div class="wide"><button type="submit">Add rule</button> <span id="r-outcome" role="status"></span></div>
+  </form>
+</section>
+<section id="view-state" role="tabpanel" aria-labelledby="tab-state" hidden>
+  <h2>mock.state</h2>
+  <table><thead><tr><th>key</th><th>value (JSON)</th><th></th></tr></thead><tbody id="state"></tbody></table>
+  <form id="add-state" class="row-form">
+    <input id="s-key" required placeholder="key" aria-label="new key">
+    <input id="s-value" required placeholder="value: 3, &quot;text&quot;, true" aria-label="new value">
+    <button type="submit">Set</button>
+    <span class="grow"></span>
+    <button type="button" id="flush">Flush all</button>
+    <span id="s-outcome" role="status"></span>
+  </form>
+</section>
+</main>
+
 """#
 }
