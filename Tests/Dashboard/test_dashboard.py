@@ -1,0 +1,115 @@
+"""The dashboard used as a person would: clicking, typing, reading what is shown."""
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+
+import moonmock
+
+SCRIPT = """
+mock.get("/users/:id", function(req) print("user", req.params.id); return { id = tonumber(req.params.id) } end)
+mock.get("/boom", function() error("kaboom") end)
+mock.get("/reset", mock.fault("connection_reset"))
+mock.get("/once", mock.text("once"), { times = 1 })
+mock.get("/v", mock.variants { default = "one", one = mock.text("1"), two = mock.text("2") })
+"""
+
+
+def hit(url: str) -> None:
+    try:
+        urllib.request.urlopen(url, timeout=5).read()
+    except (urllib.error.HTTPError, ConnectionError, urllib.error.URLError):
+        pass
+
+
+def serve(tmp_path, **options):
+    script = tmp_path / "mocks.lua"
+    script.write_text(SCRIPT)
+    return moonmock.serve(script, binary=os.environ.get("MOONMOCK_BIN"), **options)
+
+
+def test_live_list_colours_inspector_and_near_miss(tmp_path, page) -> None:
+    with serve(tmp_path) as mm:
+        page.goto(mm.url + "/__moonmock/")
+        page.wait_for_selector("#live.on")
+        for path in ("/users/7", "/nothing", "/boom", "/reset"):
+            hit(mm.url + path)
+        page.wait_for_function("document.querySelectorAll('.row').length === 4")
+        assert page.get_attribute(".row:has-text('/users/7')", "class") == "row s2"
+        assert page.get_attribute(".row:has-text('/boom')", "class") == "row s5"
+        assert page.get_attribute(".row:has-text('/reset')", "class") == "row fault"
+        assert page.get_attribute(".row:has-text('/nothing')", "class") == "row s4"
+        page.click(".row:has-text('/users/7')")
+        assert page.inner_text("#i-where") == "mocks.lua:2"
+        assert '"id": 7' in page.inner_text("pre.json")
+        assert "user\t7" in page.inner_text("#i-logs")
+        page.click(".row:has-text('/nothing')")
+        near = page.inner_text("#i-near")
+        assert "method ok" in near and "path: expected /users/:id, got /nothing" in near
+        page.click(".row:has-text('/boom')")
+        assert "kaboom" in page.inner_text("#i-error")
+        page.click("#copy-curl")
+        page.wait_for_selector("#copied-text:has-text('curl')")
+
+
+def test_filters_pause_and_keyboard(tmp_path, page) -> None:
+    with serve(tmp_path) as mm:
+        for path in ("/users/1", "/users/2", "/nothing"):
+            hit(mm.url + path)
+        page.goto(mm.url + "/__moonmock/")
+        page.wait_for_selector("#live.on")
+        page.select_option("#f-match", "unmatched")
+        assert page.inner_text("#count") == "1 of 3 requests"
+        page.select_option("#f-match", "")
+        page.fill("#f-text", "users/2")
+        page.wait_for_function("document.getElementById('count').textContent === '1 of 3 requests'")
+        page.fill("#f-text", "")
+        page.click("#pause")
+        hit(mm.url + "/users/3")
+        page.wait_for_selector("#count:has-text('paused, 1 new')")
+        page.click("#pause")
+        page.wait_for_function("document.querySelectorAll('.row').length === 4")
+        page.focus("#list")
+        page.keyboard.press("j")
+        assert "/users/3" in page.inner_text("#i-line")
+        page.keyboard.press("j")
+        assert "/nothing" in page.inner_text("#i-line")
+
+
+def test_rules_variants_state_and_runtime_rules(tmp_path, page) -> None:
+    with serve(tmp_path) as mm:
+        page.goto(mm.url + "/__moonmock/")
+        page.wait_for_selector("#live.on")
+        page.keyboard.press("2")
+        page.select_option("select.variant", "two")
+        page.wait_for_timeout(300)
+        assert urllib.request.urlopen(mm.url + "/v", timeout=5).read() == b"2"
+        page.fill("#r-path", "/added")
+        page.fill("#r-status", "201")
+        page.fill("#r-json", '{"made": true}')
+        page.click("#add-rule button[type=submit]")
+        page.wait_for_selector("#r-outcome:has-text('added')")
+        response = urllib.request.urlopen(mm.url + "/added", timeout=5)
+        assert response.status == 201 and response.read() == b'{"made":true}'
+        page.click(".delete-rule")
+        page.wait_for_function("!document.querySelector('.delete-rule')")
+        page.keyboard.press("3")
+        page.fill("#s-key", "count")
+        page.fill("#s-value", "3")
+        page.click("#add-state button[type=submit]")
+        page.wait_for_selector("#state tr[data-key=count] .value:has-text('3')")
+        assert json.loads(urllib.request.urlopen(mm.url + "/__moonmock/state", timeout=5).read()) == {"count": 3}
+
+
+def test_ten_thousand_entries_render_fast(tmp_path, page) -> None:
+    with serve(tmp_path, args=["--journal", "10000"]) as mm:
+        page.goto(mm.url + "/__moonmock/")
+        page.wait_for_selector("#live.on")
+        entries = [{"id": i + 1, "timestamp": 1.0e9, "method": "GET", "url": f"http://x/users/{i}", "status": 200,
+                    "rule": "GET /users/:id", "duration_us": 10, "headers": {}, "body": "", "logs": []} for i in range(10_000)]
+        took = page.evaluate("""list => { const t0 = performance.now(); setEntries(list, false);
+            document.body.offsetHeight; return performance.now() - t0; }""", entries)
+        assert page.locator(".row").count() < 200
+        assert took < 200, f"10,000 entries took {took:.0f} ms"
