@@ -63,7 +63,7 @@ struct AdminTests {
     func variants() async throws {
         let server = try startServer(#"mock.get("/users/:id", mock.variants { ok = { ok = true }, server_error = mock.status(500) })"#)
         defer { server.stop() }
-        #expect(try await server.fetch("/__moonmock/variants").body == #"[{"active":"ok","rule":"GET /users/:id","variants":["ok","server_error"]}]"#)
+        #expect(try await server.fetch("/__moonmock/variants").body == #"[{"active":"ok","none_allowed":false,"rule":"GET /users/:id","variants":["ok","server_error"]}]"#)
         let id = "GET%20%2Fusers%2F%3Aid"
         let put = try await server.fetch("/__moonmock/variants/\(id)", method: "PUT", body: #"{"active":"server_error"}"#)
         #expect(put.status == 200)
