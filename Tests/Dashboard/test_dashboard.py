@@ -84,7 +84,7 @@ def test_rules_variants_state_and_runtime_rules(tmp_path, page) -> None:
         page.wait_for_selector("#live.on")
         page.keyboard.press("2")
         page.select_option("select.variant", "two")
-        page.wait_for_timeout(300)
+        page.wait_for_selector("#toast:has-text('GET /v: two')")
         assert urllib.request.urlopen(mm.url + "/v", timeout=5).read() == b"2"
         page.fill("#r-path", "/added")
         page.fill("#r-status", "201")
