@@ -11,6 +11,7 @@ extension AdminAPI {
             "in_flight": .integer(Int64(server.requestsInFlight)),
             "connections_per_worker": .array(server.connectionsPerWorker.map { .integer(Int64($0)) }),
             "uptime_seconds": .double((Date().timeIntervalSince(startedAt) * 1000).rounded() / 1000),
+            "token_required": .bool(token != nil),
         ]
         if let script = server.scriptStatus?() {
             health["script"] = script

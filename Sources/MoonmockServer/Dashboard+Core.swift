@@ -63,6 +63,7 @@ async function start() {
     const t0 = performance.now();
     const [health, requests] = await Promise.all([get('health'), get('requests')]);
     $('login').hidden = true; $('app').hidden = false;
+    $('signout').hidden = !health.token_required;
     showHealth(health);
     await Promise.all([loadRules(), loadVariants(), loadState()]);
     M.timings.load = performance.now() - t0;
