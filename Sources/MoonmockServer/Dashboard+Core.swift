@@ -86,7 +86,7 @@ function follow() {
   const es = M.source = new EventSource('/__moonmock/events');
   const on = (name, fn) => es.addEventListener(name, e => fn(e.data ? JSON.parse(e.data) : {}));
   on('hello', () => { setLive('on', 'live'); catchUp(); });
-  on('request', e => addEntry(e));
+  on('request', e => { addEntry(e); hitsChanged(); });
   on('reload', status => { showScript(status); refreshSoon('health'); });
   on('switch', () => refreshSoon('variants'));
   on('state', () => refreshSoon('state'));
@@ -176,6 +176,11 @@ function showTab(name) {
     $('view-' + t).hidden = t !== name;
   }
   if (name === 'requests') render();
+  if (name === 'rules' && M.hitsStale) { M.hitsStale = false; refreshSoon('rules'); }
+}
+// Hit counts and budgets move with every request: re-read them while the Rules view shows.
+function hitsChanged() {
+  if ($('view-rules').hidden) M.hitsStale = true; else refreshSoon('rules');
 }
 for (const t of tabs) $('tab-' + t).addEventListener('click', () => showTab(t));
 document.addEventListener('keydown', e => {

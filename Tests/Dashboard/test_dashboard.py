@@ -83,6 +83,11 @@ def test_rules_variants_state_and_runtime_rules(tmp_path, page) -> None:
         page.goto(mm.url + "/__moonmock/")
         page.wait_for_selector("#live.on")
         page.keyboard.press("2")
+        assert page.inner_text("#rules tr[data-rule='GET /once'] .hits") == "0 1 left (times = 1)"
+        hit(mm.url + "/once")
+        hit(mm.url + "/users/4")
+        page.wait_for_selector("#rules tr[data-rule='GET /once'] .hits:has-text('budget spent')")
+        page.wait_for_selector("#rules tr[data-rule='GET /users/:id'] .hits:text-is('1')")
         page.select_option("select.variant", "two")
         page.wait_for_selector("#toast:has-text('GET /v: two')")
         assert urllib.request.urlopen(mm.url + "/v", timeout=5).read() == b"2"
