@@ -51,12 +51,15 @@ let package = Package(
         // libyaml for OpenAPI documents written in YAML (the document loader, aliases resolved).
         .systemLibrary(name: "CYAML", providers: [.apt(["libyaml-dev"])]),
         .target(name: "MoonmockImport", dependencies: ["MoonmockCore", "CYAML"]),
+        // hiredis for `moonmock serve --store redis://`: replicas sharing state, counters, switches and the journal.
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
+        .target(name: "MoonmockRedis", dependencies: ["MoonmockCore", "CHiredis"]),
         // Migration kits (docs/migrating.md): a seed's README code compiles with only its import changed.
         .target(name: "MoonmockMockingjay", dependencies: ["Moonmock", "MoonmockCore"]),
         .target(name: "MoonmockMutantInjector", dependencies: ["Moonmock", "MoonmockCore"]),
         .target(name: "MoonmockMockingBird", dependencies: ["Moonmock", "MoonmockCore"]),
         .target(name: "MoonmockStubber", dependencies: ["Moonmock", "MoonmockCore"]),
-        .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport"]),
+        .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis"]),
         // Fuzz targets (scripts/fuzz runs them under libFuzzer; the test suite replays their corpora).
         .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "LuaBridge", "CLua"]),
         .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),

@@ -42,7 +42,9 @@ public final class Engine: Sendable {
     let sets = Locked(RuleSets(runtime: .empty, script: .empty))
     /// Bumped with every change of `sets`: a thread re-reads its snapshot when this moved.
     private let version = Atomic<Int>(0)
-    private let nextID = Atomic<Int>(1)
+    private let nextID: Atomic<Int>
+    /// What replicas share (`moonmock serve --store`); `nil`: this engine keeps everything itself.
+    public let store: (any SharedStore)?
     /// The script's `mock.cors{...}` (read by the socket server for requests with an `Origin`).
     private let corsPolicy = Locked<CORSPolicy?>(nil)
     private let corsDeclared = Atomic<Bool>(false)
@@ -52,13 +54,18 @@ public final class Engine: Sendable {
     /// Request ids a lane takes at a time.
     private static let idBlock = 256
 
-    /// `feed`: the one a given `state` publishes to (a new one otherwise).
-    public init(environment: MockEnvironment = .system, journalCapacity: Int = 1000, state: StateStore? = nil, feed: EventFeed? = nil) {
+    /// `feed`: the one a given `state` publishes to (a new one otherwise). `store`: what this
+    /// engine shares with other replicas (its state, counters and journal), when it has one;
+    /// a given `state` should then have it as its backend.
+    public init(environment: MockEnvironment = .system, journalCapacity: Int = 1000, state: StateStore? = nil, feed: EventFeed? = nil,
+                store: (any SharedStore)? = nil) {
         let feed = feed ?? EventFeed()
         self.feed = feed
         self.environment = environment
-        self.journal = Journal(capacity: journalCapacity)
-        self.state = state ?? StateStore(clock: environment.now, feed: feed)
+        self.store = store
+        self.nextID = Atomic<Int>(store?.firstRequestID ?? 1)
+        self.journal = Journal(capacity: journalCapacity, sink: store?.journalSink)
+        self.state = state ?? StateStore(clock: environment.now, feed: feed, backend: store)
     }
 
     /// The CORS policy the script declared with `mock.cors{...}`; `nil` when it declared none.
@@ -130,18 +137,27 @@ public final class Engine: Sendable {
     /// Every rule in evaluation order: runtime rules, then script rules.
     public var allRules: [Rule] { sets.withLock { $0.runtime.rules + $0.script.rules } }
 
-    /// Clears runtime rules, the journal and the state, and puts every rule back on its default variant.
-    public func reset() {
+    /// Clears runtime rules, the journal and the state, and puts every rule back on its default
+    /// variant; with a shared store, its counters and switches too (throws when it is away).
+    public func reset() throws {
         removeRuntimeRules()
-        clearJournal()
-        state.flush()
+        try clearJournal()
+        try state.flush()
         variants.reset()
+        try store?.reset()
     }
 
-    /// Empties the journal and tells watchers so.
-    public func clearJournal() {
+    /// Empties the journal (the shared one too) and tells watchers so.
+    public func clearJournal() throws {
         journal.clear()
+        try store?.clearJournal()
         feed.publish(.journalCleared)
+    }
+
+    /// The journal: every replica's when they share a store (throws when it is away), else this engine's.
+    public func journalEntries() throws -> [JournalEntry] {
+        if let store { return try store.journalEntries() }
+        return journal.entries()
     }
 
     // MARK: requests
@@ -282,13 +298,23 @@ public final class Engine: Sendable {
             rule.recordHit(stripe: lane.stripe)
             return Routed(rule: borrowed, response: .text(message + "\n", status: 500), logs: [], error: message)
         }
-        guard rule.claim() else { return nil }
+        if rule.times != nil, let store {
+            // A budget shared by every replica: counted in the store.
+            do {
+                guard try rule.claim(in: store) else { return nil }
+            } catch {
+                rule.recordHit(stripe: lane.stripe)
+                return Routed(rule: borrowed, response: StoreUnavailable.response(String(describing: error)), logs: [], error: String(describing: error))
+            }
+        } else {
+            guard rule.claim() else { return nil }
+        }
         let context = RequestContext(request: request, captures: captures, rule: borrowed, engine: self)
         var error: String?
         let response: MockResponse
         do {
             guard let r = try rule.responder(context) else {
-                rule.unclaim()
+                rule.unclaim(in: store)
                 fellThrough.insert(ObjectIdentifier(rule))
                 return nil
             }
@@ -302,7 +328,15 @@ public final class Engine: Sendable {
             }
         } catch let failure as HandlerFailure {
             error = failure.description
-            response = .text("handler error in rule '\(rule.id)': \(failure.description)\n", status: 500)
+            // The shared store was away: a 503 that says so (raised through Lua as text).
+            if failure.description.contains(StoreUnavailable.marker) {
+                response = StoreUnavailable.response("rule '\(rule.id)': " + failure.description.split(separator: "\n")[0])
+            } else {
+                response = .text("handler error in rule '\(rule.id)': \(failure.description)\n", status: 500)
+            }
+        } catch let unavailable as StoreUnavailable {
+            error = unavailable.description
+            response = StoreUnavailable.response("rule '\(rule.id)': \(unavailable)")
         } catch let other {
             error = String(describing: other)
             response = .text("handler error in rule '\(rule.id)': \(other)\n", status: 500)
@@ -341,7 +375,7 @@ public final class Engine: Sendable {
             sub.id = request.id
             var ignored: Set<ObjectIdentifier> = []
             guard let routed = route(sub, sets, lane, &ignored) else {
-                for (_, done) in parts { done.rule._withUnsafeGuaranteedRef { $0.undoHit(stripe: lane.stripe) } }
+                for (_, done) in parts { done.rule._withUnsafeGuaranteedRef { $0.undoHit(stripe: lane.stripe, store: store) } }
                 return nil
             }
             parts.append((sub, routed))

@@ -31,6 +31,8 @@ public struct JournalEntry: Sendable {
     public internal(set) var responseBodyLength = 0
     /// When it was recorded (monotonic nanoseconds): the journal's order across threads.
     var sequence: UInt64 = 0
+    /// The replica that served it, in a journal replicas share (`nil`: this server's own).
+    public internal(set) var replica: String?
 
     public var id: Int { request.id }
     public var method: String { request.method }
@@ -89,8 +91,12 @@ public final class Journal: Sendable {
         set { responseLimit.store(max(0, newValue), ordering: .relaxed) }
     }
 
-    public init(capacity: Int = 1000) {
+    /// Where each entry also goes as it is recorded (a journal replicas share).
+    let sink: (any JournalSink)?
+
+    public init(capacity: Int = 1000, sink: (any JournalSink)? = nil) {
         self.capacity = max(1, capacity)
+        self.sink = sink
         stripes = Stripes { Stripe(capacity: max(1, capacity)) }
     }
 
@@ -110,6 +116,7 @@ public final class Journal: Sendable {
                                                         durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
                                                         fault: fault, logs: logs, error: error, nearMisses: nearMisses,
                                                         response: (response.headers, body, response.body.count))
+        if let sink, let record { sink.recorded(RecordedEntry(record: record)) }
         let replaced: JournalRecord? = stripes.with(stripe) { s in
             s.ring.withLock { r in
                 var slot = record

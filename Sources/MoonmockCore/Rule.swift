@@ -170,12 +170,36 @@ public final class Rule: Sendable {
         if times != nil { claimed.subtract(1, ordering: .relaxed) }
     }
 
+    /// The store's counter of this rule's `times` budget: the same on every replica serving
+    /// the same script (its id and `file:line`), or the same runtime rule.
+    var budgetCounter: String { "times:\(id)@\(location ?? "runtime")" }
+
+    /// Reserves one use of a `times` budget every replica shares; `false` when it is spent.
+    func claim(in store: any SharedStore) throws -> Bool {
+        guard let times else { return true }
+        let n = try store.count(budgetCounter, by: 1)
+        // Spent: the local count says so too (the rule lists as retired here).
+        if n > Int64(times) {
+            claimed.store(times, ordering: .relaxed)
+            return false
+        }
+        claimed.add(1, ordering: .relaxed)
+        return true
+    }
+
+    /// Gives back a shared reservation (best effort: a store that went away keeps it spent).
+    func unclaim(in store: (any SharedStore)?) {
+        guard times != nil else { return }
+        unclaim()
+        if let store { _ = try? store.count(budgetCounter, by: -1) }
+    }
+
     func recordHit(stripe: Int) { served.add(1, stripe: stripe) }
 
     /// Takes back a hit (and its `times` reservation) of a batch that was not answered after all.
-    func undoHit(stripe: Int) {
+    func undoHit(stripe: Int, store: (any SharedStore)?) {
         served.add(-1, stripe: stripe)
-        unclaim()
+        unclaim(in: store)
     }
 
     /// Method check for this rule; HEAD requests also reach GET rules.

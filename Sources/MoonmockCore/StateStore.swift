@@ -42,6 +42,7 @@ public final class StateStore: Sendable {
     /// `incr` on a value that is not a number.
     public struct NotANumber: Error, CustomStringConvertible {
         public let key: String
+        public init(key: String) { self.key = key }
         public var description: String { "state key '\(key)' does not hold a number" }
     }
 
@@ -89,11 +90,16 @@ public final class StateStore: Sendable {
     /// gets a clear error instead of taking the process's memory.
     /// Told of every change (the dashboard follows it), when given.
     let feed: EventFeed?
+    /// Where the values live when replicas share them (`--store`): every operation is then one
+    /// of the store's, and throws ``StoreUnavailable`` when it cannot answer.
+    public let backend: (any SharedStore)?
 
-    public init(clock: @escaping @Sendable () -> Double = MockEnvironment.system.now, limitBytes: Int = 64 << 20, feed: EventFeed? = nil) {
+    public init(clock: @escaping @Sendable () -> Double = MockEnvironment.system.now, limitBytes: Int = 64 << 20, feed: EventFeed? = nil,
+                backend: (any SharedStore)? = nil) {
         self.clock = clock
         self.limitBytes = limitBytes
         self.feed = feed
+        self.backend = backend
     }
 
     @inline(__always)
@@ -115,7 +121,8 @@ public final class StateStore: Sendable {
         }
     }
 
-    public func get(_ key: String) -> StateValue? {
+    public func get(_ key: String) throws -> StateValue? {
+        if let backend { return try backend.stateGet(key) }
         let now = clock()
         return store.withLock { s in
             guard let entry = s.entries[key] else { return nil }
@@ -126,6 +133,11 @@ public final class StateStore: Sendable {
 
     /// Sets or (with `nil`) deletes; `ttl` in seconds. Throws ``LimitExceeded`` when the store is full.
     public func set(_ key: String, _ value: StateValue?, ttl: Double? = nil) throws {
+        if let backend {
+            try backend.stateSet(key, value, ttl: ttl)
+            changed(key)
+            return
+        }
         let now = clock()
         try store.withLock { try $0.put(key, value.map { Entry(value: $0, expires: ttl.map { now + $0 }) }, limit: limitBytes, now: now) }
         changed(key)
@@ -135,7 +147,7 @@ public final class StateStore: Sendable {
     @discardableResult
     public func add(_ key: String, _ value: StateValue, ttl: Double? = nil) throws -> Bool {
         let now = clock()
-        let added = try store.withLock { s in
+        let added = try backend?.stateAdd(key, value, ttl: ttl) ?? store.withLock { s in
             if let entry = s.entries[key], entry.expires.map({ $0 > now }) ?? true { return false }
             try s.put(key, Entry(value: value, expires: ttl.map { now + $0 }), limit: limitBytes, now: now)
             return true
@@ -147,6 +159,11 @@ public final class StateStore: Sendable {
     /// Adds `by` to a number; an absent key starts at `initial`. Returns the new value.
     @discardableResult
     public func incr(_ key: String, by: StateValue = .integer(1), initial: StateValue = .integer(0)) throws -> StateValue {
+        if let backend {
+            let value = try backend.stateIncr(key, by: by, initial: initial)
+            changed(key)
+            return value
+        }
         let now = clock()
         let value = try store.withLock { s in
             var current = initial
@@ -171,9 +188,9 @@ public final class StateStore: Sendable {
     }
 
     @discardableResult
-    public func delete(_ key: String) -> Bool {
+    public func delete(_ key: String) throws -> Bool {
         let now = clock()
-        let deleted = store.withLock { s in
+        let deleted = try backend?.stateDelete(key) ?? store.withLock { s in
             guard s.entries[key] != nil else { return false }
             try? s.put(key, nil, limit: limitBytes, now: now)
             return true
@@ -183,10 +200,11 @@ public final class StateStore: Sendable {
     }
 
     /// Live keys, sorted.
-    public func keys() -> [String] { snapshot().keys.sorted() }
+    public func keys() throws -> [String] { try snapshot().keys.sorted() }
 
     /// Every live key and value.
-    public func snapshot() -> [String: StateValue] {
+    public func snapshot() throws -> [String: StateValue] {
+        if let backend { return try backend.stateSnapshot() }
         let now = clock()
         return store.withLock { s in
             s.purgeExpired(now)
@@ -194,7 +212,8 @@ public final class StateStore: Sendable {
         }
     }
 
-    public func flush() {
+    public func flush() throws {
+        try backend?.stateFlush()
         store.withLock { $0 = Store() }
         changed(nil)
     }

@@ -9,7 +9,7 @@ import Foundation
 ///
 /// ```swift
 /// let t = try Template(#"{"id":"{{uuid}}","sku":"{{req.json.sku}}"}"#)
-/// let body = t.render(request: req, params: [:], state: state, environment: env, escapeJSON: true)
+/// let body = try t.render(request: req, params: [:], state: state, environment: env, escapeJSON: true)
 /// ```
 public struct Template: Sendable {
     enum Piece: Sendable {
@@ -79,13 +79,13 @@ public struct Template: Sendable {
     /// Renders the template. With `escapeJSON`, inserted strings are escaped for a JSON string
     /// context and JSON values from `req.json` are inserted as JSON text.
     public func render(request: MockRequest, params: [String: String], state: StateStore,
-                       environment: MockEnvironment, escapeJSON: Bool) -> [UInt8] {
+                       environment: MockEnvironment, escapeJSON: Bool) throws -> [UInt8] {
         var out: [UInt8] = []
         for piece in pieces {
             switch piece {
             case .text(let t): out.append(contentsOf: t)
             case .value(let path):
-                switch lookup(path, request, params, state, environment) {
+                switch try lookup(path, request, params, state, environment) {
                 case .none: break
                 case .string(let s)?:
                     if escapeJSON {
@@ -104,12 +104,12 @@ public struct Template: Sendable {
     }
 
     private func lookup(_ path: [String], _ req: MockRequest, _ params: [String: String],
-                        _ state: StateStore, _ env: MockEnvironment) -> JSONValue? {
+                        _ state: StateStore, _ env: MockEnvironment) throws -> JSONValue? {
         switch path[0] {
         case "uuid": return .string(env.uuid())
         case "now": return .string(env.nowISO8601())
         case "timestamp": return .integer(Int64(env.now()))
-        case "state": return state.get(path[1])?.json
+        case "state": return try state.get(path[1])?.json
         default: break
         }
         switch path[1] {

@@ -129,6 +129,11 @@ public final class VariantStore: Sendable {
         stubDelay.withLock { $0 = 0 }
     }
 
+    /// The variant `rule` starts on (and returns to on a reset); `nil` for a stub endpoint (none).
+    public func defaultVariant(for rule: String) -> String? {
+        store.withLock { $0.declared[rule]?.defaultName }
+    }
+
     /// Whether `rule` may have no variant active (a stub endpoint: it then falls through).
     public func allowsNone(_ rule: String) -> Bool {
         store.withLock { $0.declared[rule].map { $0.defaultName == nil } ?? false }

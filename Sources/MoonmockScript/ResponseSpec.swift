@@ -9,18 +9,18 @@ enum ResponseSpec: Sendable {
 
     /// The response for one request. Consuming: a spec a handler returned hands its response on
     /// (moved, not copied: no retain of its body and header list, and no release with the spec).
-    consuming func realize(_ context: RequestContext, _ generation: ScriptGeneration) -> (MockResponse, explicitStatus: Bool) {
+    consuming func realize(_ context: RequestContext, _ generation: ScriptGeneration) throws -> (MockResponse, explicitStatus: Bool) {
         switch consume self {
         case .fixed(let response, let explicit):
             return (response, explicit)
         case .template(let template, let base, let escapeJSON, let explicit):
             var response = base
-            response.body = template.render(request: context.request, params: context.params, state: context.state,
+            response.body = try template.render(request: context.request, params: context.params, state: context.state,
                                             environment: context.environment, escapeJSON: escapeJSON)
             return (response, explicit)
         case .sequence(let id, let items):
-            let n = generation.sequenceHits.next(id)
-            return items[min(n, items.count - 1)].realize(context, generation)
+            let n = try generation.sequenceHits.next(id)
+            return try items[min(n, items.count - 1)].realize(context, generation)
         }
     }
 }

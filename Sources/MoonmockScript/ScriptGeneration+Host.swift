@@ -129,7 +129,7 @@ extension ScriptGeneration {
     func installStateFunctions(_ H: Int32, store: StateStore? = nil) {
         let state = store ?? engine.state
         vm.setFunction("state_get", in: H) { stack in
-            pushState(state.get(try stack.checkString(1, "key")), stack); return 1
+            pushState(try state.get(try stack.checkString(1, "key")), stack); return 1
         }
         vm.setFunction("state_set", in: H) { stack in
             let key = try stack.checkString(1, "key")
@@ -148,19 +148,20 @@ extension ScriptGeneration {
             let initial = stack.isNil(at: 3) ? StateValue.integer(0) : try number(at: 3, stack, "initial value")
             do { pushState(try state.incr(key, by: by, initial: initial), stack); return 1 }
             catch let full as StateStore.LimitExceeded { throw full }   // raised: a full store is no value to test
+            catch let away as StoreUnavailable { throw away }   // raised too: the request answers 503
             catch { stack.pushNil(); stack.push(message(error)); return 2 }
         }
         vm.setFunction("state_delete", in: H) { stack in
-            stack.push(state.delete(try stack.checkString(1, "key"))); return 1
+            stack.push(try state.delete(try stack.checkString(1, "key"))); return 1
         }
         vm.setFunction("state_keys", in: H) { stack in
-            let keys = state.keys()
+            let keys = try state.keys()
             guard stack.ensure(3) else { throw LuaError.host("stack overflow") }
             stack.newTable(array: Int32(clamping: keys.count))
             for (i, k) in keys.enumerated() { stack.push(k); stack.setIndex(-2, Int64(i + 1)) }
             return 1
         }
-        vm.setFunction("state_flush", in: H) { _ in state.flush(); return 0 }
+        vm.setFunction("state_flush", in: H) { _ in try state.flush(); return 0 }
     }
 
     private func hostRandom(_ stack: LuaStack) throws -> Int32 {

@@ -126,7 +126,7 @@ extension ScriptGeneration {
                 let result: (MockResponse, explicitStatus: Bool)?
                 switch handler {
                 case .function(let ref): result = try self.callHandler(ref, context)
-                case .value(let spec): result = spec.realize(context, self)
+                case .value(let spec): result = try spec.realize(context, self)
                 }
                 return result.map { ruleDefaults.apply(to: $0.0, explicitStatus: $0.explicitStatus) }
             }
@@ -143,7 +143,7 @@ extension ScriptGeneration {
             try Self.checkParameters(of: spec, against: pattern)
             callsLua = false   // a value (fixed, template, sequence) is realized in Swift
             responder = { [unowned self] context in
-                let (response, explicit) = spec.realize(context, self)
+                let (response, explicit) = try spec.realize(context, self)
                 return ruleDefaults.apply(to: response, explicitStatus: explicit)
             }
         }
@@ -265,7 +265,7 @@ extension ScriptGeneration {
         }
         // Moved into `realize` (through `spec?.realize` it would be copied, then released here).
         switch consume spec {
-        case .some(let spec): return spec.realize(context, self)
+        case .some(let spec): return try spec.realize(context, self)
         case .none: return nil
         }
     }

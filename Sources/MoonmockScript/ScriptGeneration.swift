@@ -78,9 +78,19 @@ public final class ScriptGeneration: @unchecked Sendable {
     /// Counters behind `mock.sequence`, by sequence id.
     final class SequenceCounters: Sendable {
         private let hits = Locked<[Int: Int]>([:])
+        /// Where replicas count them together (`--store`), and the script's name there.
+        private let store: (any SharedStore)?
+        private let scope: String
+
+        init(store: (any SharedStore)? = nil, scope: String = "") {
+            self.store = store
+            self.scope = scope
+        }
+
         /// The hit number (0-based) of this request for sequence `id`.
-        func next(_ id: Int) -> Int {
-            hits.withLock { h in
+        func next(_ id: Int) throws -> Int {
+            if let store { return Int(try store.count("seq:\(scope)#\(id)", by: 1)) - 1 }
+            return hits.withLock { h in
                 defer { h[id, default: 0] += 1 }
                 return h[id, default: 0]
             }
@@ -101,6 +111,7 @@ public final class ScriptGeneration: @unchecked Sendable {
         self.displayName = displayName
         self.baseDirectory = baseDirectory.standardizedFileURL
         self.engine = engine
+        if engine.store != nil { sequenceHits = SequenceCounters(store: engine.store, scope: displayName) }
         self.options = options
         vm = try LuaVM(limits: options.limits, sandboxed: !options.unsafe)
     }

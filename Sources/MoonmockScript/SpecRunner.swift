@@ -62,7 +62,7 @@ public final class SpecRunner: @unchecked Sendable {
     /// A fresh engine with the script loaded; its clock is the runner's.
     func freshEngine() throws -> Engine {
         clock.reset()
-        store.flush()
+        try store.flush()
         var environment = MockEnvironment.system
         environment.now = clock.now
         let engine = Engine(environment: environment, state: store)

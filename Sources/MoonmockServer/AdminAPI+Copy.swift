@@ -8,7 +8,8 @@ import MoonmockImport
 extension AdminAPI {
     private func entry(_ id: Substring) -> JournalEntry? {
         guard let n = Int(id) else { return nil }
-        return engine.journal.entries().last { $0.id == n }
+        // This replica's own first; another's from the shared journal.
+        return engine.journal.entries().last { $0.id == n } ?? (try? engine.journalEntries())?.last { $0.id == n }
     }
 
     /// `GET /requests/{id}/rule`: `{"lua": "..."}`, written by the one ScriptWriter (bodies

@@ -21,12 +21,17 @@ extension AdminAPI {
                 health["reload_error"] = error
             }
         }
+        if let store = engine.store {
+            health["store"] = store.health
+            if store.health["status"]?.stringValue != "ok" { health["status"] = .string("store_unavailable") }
+        }
         return .json(.object(health))
     }
 
     /// `GET /requests` and `/requests/count`: `?rule=ID`, `?method=GET&pattern=/users/:id`, `?since=ID`.
-    func requests(_ request: MockRequest, count: Bool) -> MockResponse {
-        var entries = engine.journal.entries()
+    func requests(_ request: MockRequest, count: Bool) throws -> MockResponse {
+        let all = try engine.journalEntries()
+        var entries = all
         if let rule = request.query("rule") { entries = entries.filter { $0.ruleID == rule } }
         if let pattern = request.query("pattern") {
             guard let p = try? RoutePattern(pattern) else { return Self.error("invalid pattern '\(pattern)'", 400) }
@@ -37,7 +42,6 @@ extension AdminAPI {
             guard let id = Int(since) else { return Self.error("since must be a request id (an integer)", 400) }
             // Ids are unique but not in time order across workers: "newer" is what the journal
             // recorded after that entry. An id no longer kept (cleared, or pushed out) gives all.
-            let all = engine.journal.entries()
             if let at = all.lastIndex(where: { $0.id == id }) {
                 let newer = Set(all[(at + 1)...].map(\.id))
                 entries = entries.filter { newer.contains($0.id) }
@@ -54,7 +58,7 @@ extension AdminAPI {
         }))
     }
 
-    func switchVariant(_ request: MockRequest, _ encodedRule: Substring) -> MockResponse {
+    func switchVariant(_ request: MockRequest, _ encodedRule: Substring) throws -> MockResponse {
         let rule = PercentDecoding.decode(encodedRule)
         guard case .object(let body)? = request.json, let active = body["active"] else {
             return Self.error(#"send {"active": "variant name"}"#, 400)
@@ -69,14 +73,17 @@ extension AdminAPI {
             }
             let answer = JSONValue.object(["rule": .string(rule), "active": engine.variants.active(for: rule).map(JSONValue.string) ?? .null])
             engine.feed.publish(.switched(answer))
+            try shareVariant(rule)
             return .json(answer)
+        } catch let away as StoreUnavailable {
+            throw away
         } catch {
             let known = engine.variants.list().contains { $0.rule == rule }
             return Self.error(String(describing: error), known ? 422 : 404)
         }
     }
 
-    func switchBundle(_ request: MockRequest) -> MockResponse {
+    func switchBundle(_ request: MockRequest) throws -> MockResponse {
         guard case .object(let body)? = request.json, let path = body["path"]?.stringValue else {
             return Self.error(#"send {"path": "folder relative to the script"}"#, 400)
         }
@@ -84,7 +91,10 @@ extension AdminAPI {
             let rule = try engine.bundles.switchTo(path, rule: body["rule"]?.stringValue)
             let answer = JSONValue.object(["rule": .string(rule), "bundle": .string(path)])
             engine.feed.publish(.switched(answer))
+            try shareBundle(rule, path)
             return .json(.object(["rule": .string(rule), "path": .string(path)]))
+        } catch let away as StoreUnavailable {
+            throw away
         } catch {
             return Self.error(String(describing: error), 422)
         }

@@ -17,9 +17,10 @@ struct AdminRoute: Sendable {
     let path: String
     /// Answered without the admin token (the page, and signing in and out).
     let open: Bool
-    let handle: @Sendable (AdminAPI, AdminCall) -> MockResponse
+    /// Throws ``StoreUnavailable`` when it needs the shared store and that is away (a 503).
+    let handle: @Sendable (AdminAPI, AdminCall) throws -> MockResponse
 
-    init(_ method: String, _ path: String, open: Bool = false, _ handle: @escaping @Sendable (AdminAPI, AdminCall) -> MockResponse) {
+    init(_ method: String, _ path: String, open: Bool = false, _ handle: @escaping @Sendable (AdminAPI, AdminCall) throws -> MockResponse) {
         self.method = method
         self.path = path
         self.open = open
@@ -51,40 +52,40 @@ extension AdminAPI {
         AdminRoute("POST", "/logout", open: true) { api, c in api.logout(c.request) },
         AdminRoute("GET", "/health") { api, c in api.health(c.server) },
         AdminRoute("GET", "/rules") { api, _ in api.listRules() },
-        AdminRoute("POST", "/rules") { api, c in api.addRules(c.request) },
-        AdminRoute("DELETE", "/rules") { api, c in api.deleteRules(c.request) },
-        AdminRoute("DELETE", "/rules/{id}") { api, c in api.deleteRule(c.parameter ?? "") },
-        AdminRoute("GET", "/requests") { api, c in api.requests(c.request, count: false) },
+        AdminRoute("POST", "/rules") { api, c in try api.addRules(c.request) },
+        AdminRoute("DELETE", "/rules") { api, c in try api.deleteRules(c.request) },
+        AdminRoute("DELETE", "/rules/{id}") { api, c in try api.deleteRule(c.parameter ?? "") },
+        AdminRoute("GET", "/requests") { api, c in try api.requests(c.request, count: false) },
         AdminRoute("DELETE", "/requests") { api, _ in
-            api.engine.clearJournal()
+            try api.engine.clearJournal()
             return .json(.object(["cleared": .bool(true)]))
         },
-        AdminRoute("GET", "/requests/count") { api, c in api.requests(c.request, count: true) },
-        AdminRoute("GET", "/requests/unmatched") { api, _ in .json(.array(api.engine.journal.unmatched().map(Self.json))) },
+        AdminRoute("GET", "/requests/count") { api, c in try api.requests(c.request, count: true) },
+        AdminRoute("GET", "/requests/unmatched") { api, _ in .json(.array(try api.engine.journalEntries().filter { !$0.matched }.map(Self.json))) },
         AdminRoute("GET", "/requests/{id}/rule") { api, c in api.entryAsRule(c.parameter ?? "") },
         AdminRoute("GET", "/requests/{id}/curl") { api, c in api.entryAsCurl(c.parameter ?? "") },
-        AdminRoute("POST", "/verify") { api, c in api.verify(c.request) },
-        AdminRoute("GET", "/state") { api, _ in .json(.object(api.engine.state.snapshot().mapValues(\.json))) },
-        AdminRoute("PUT", "/state") { api, c in api.replaceState(c.request) },
+        AdminRoute("POST", "/verify") { api, c in try api.verify(c.request) },
+        AdminRoute("GET", "/state") { api, _ in .json(.object(try api.engine.state.snapshot().mapValues(\.json))) },
+        AdminRoute("PUT", "/state") { api, c in try api.replaceState(c.request) },
         AdminRoute("DELETE", "/state") { api, _ in
-            api.engine.state.flush()
+            try api.engine.state.flush()
             return .json(.object(["flushed": .bool(true)]))
         },
-        AdminRoute("GET", "/state/{key}") { api, c in api.stateKey(c.request, c.parameter ?? "") },
-        AdminRoute("PUT", "/state/{key}") { api, c in api.stateKey(c.request, c.parameter ?? "") },
-        AdminRoute("DELETE", "/state/{key}") { api, c in api.stateKey(c.request, c.parameter ?? "") },
+        AdminRoute("GET", "/state/{key}") { api, c in try api.stateKey(c.request, c.parameter ?? "") },
+        AdminRoute("PUT", "/state/{key}") { api, c in try api.stateKey(c.request, c.parameter ?? "") },
+        AdminRoute("DELETE", "/state/{key}") { api, c in try api.stateKey(c.request, c.parameter ?? "") },
         AdminRoute("GET", "/variants") { api, _ in api.listVariants() },
-        AdminRoute("PUT", "/variants/{rule}") { api, c in api.switchVariant(c.request, c.parameter ?? "") },
+        AdminRoute("PUT", "/variants/{rule}") { api, c in try api.switchVariant(c.request, c.parameter ?? "") },
         AdminRoute("GET", "/bundle") { api, _ in
             .json(.array(api.engine.bundles.list().map { .object(["rule": .string($0.rule), "path": .string($0.path)]) }))
         },
-        AdminRoute("PUT", "/bundle") { api, c in api.switchBundle(c.request) },
+        AdminRoute("PUT", "/bundle") { api, c in try api.switchBundle(c.request) },
         AdminRoute("GET", "/events") { api, _ in api.events() },
         AdminRoute("GET", "/websockets") { api, _ in .json(.array(api.engine.websockets.list().map(\.json))) },
         AdminRoute("POST", "/websockets/{id}/send") { api, c in api.sendToSocket(c.request, c.parameter ?? "") },
         AdminRoute("POST", "/websockets/{id}/close") { api, c in api.closeSocket(c.request, c.parameter ?? "") },
         AdminRoute("POST", "/reset") { api, _ in
-            api.engine.reset()
+            try api.engine.reset()
             return .json(.object(["reset": .bool(true)]))
         },
         AdminRoute("POST", "/reload") { api, c in api.reload(c.server) },

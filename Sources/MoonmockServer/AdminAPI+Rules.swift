@@ -5,7 +5,7 @@ import MoonmockScript
 /// `POST /__moonmock/rules` (rule JSON, one or an array), `GET /__moonmock/rules` (runtime rules
 /// first, with their JSON), `DELETE /__moonmock/rules/{id}` and `DELETE /__moonmock/rules?source=runtime`.
 extension AdminAPI {
-    func addRules(_ request: MockRequest) -> MockResponse {
+    func addRules(_ request: MockRequest) throws -> MockResponse {
         let rules: RuntimeRules
         do { rules = try runtimeRules() } catch { return Self.error("cannot host runtime rules: \(error)", 500) }
         guard !request.body.isEmpty else {
@@ -13,10 +13,13 @@ extension AdminAPI {
         }
         do {
             let ids = try rules.add(jsonText: request.body)
+            try shareRules()
             if case .array = try? JSONValue(parsing: request.body) {
                 return .json(.object(["ids": .array(ids.map(JSONValue.string))]), status: 201)
             }
             return .json(.object(["id": .string(ids.first ?? "")]), status: 201)
+        } catch let away as StoreUnavailable {
+            throw away
         } catch let error as RuleJSONError {
             return .json(.object(["error": .string(error.description), "field": .string(error.field)]), status: 400)
         } catch let error as RuntimeRuleError {
@@ -40,21 +43,25 @@ extension AdminAPI {
         }))
     }
 
-    func deleteRule(_ encodedID: Substring) -> MockResponse {
+    func deleteRule(_ encodedID: Substring) throws -> MockResponse {
         let id = PercentDecoding.decode(encodedID)
-        if (try? runtimeRules().remove(id: id)) == true { return .json(.object(["deleted": .string(id)])) }
+        if (try? runtimeRules().remove(id: id)) == true {
+            try shareRules()
+            return .json(.object(["deleted": .string(id)]))
+        }
         if engine.scriptRuleSet.rules.contains(where: { $0.id == id }) {
             return Self.error("'\(id)' is a rule of the script: edit the script to remove it", 409)
         }
         return Self.error("no runtime rule '\(id)' (GET /__moonmock/rules lists them)", 404)
     }
 
-    func deleteRules(_ request: MockRequest) -> MockResponse {
+    func deleteRules(_ request: MockRequest) throws -> MockResponse {
         let source = request.query("source") ?? "runtime"
         guard source == "runtime" else {
             return Self.error("only runtime rules can be deleted (?source=runtime); the script's come from the script", 400)
         }
         let n = (try? runtimeRules().removeAll()) ?? 0
+        try shareRules()
         return .json(.object(["deleted": .integer(Int64(n))]))
     }
 

@@ -4,11 +4,11 @@ import MoonmockCore
 /// `GET`/`PUT`/`DELETE /__moonmock/state/{key}` (a JSON value) and `PUT /__moonmock/state` (an
 /// object that replaces the whole store): `mock.state` from any language.
 extension AdminAPI {
-    func stateKey(_ request: MockRequest, _ encodedKey: Substring) -> MockResponse {
+    func stateKey(_ request: MockRequest, _ encodedKey: Substring) throws -> MockResponse {
         let key = PercentDecoding.decode(encodedKey)
         switch request.method {
         case "GET":
-            guard let value = engine.state.get(key) else { return Self.error("no state key '\(key)'", 404) }
+            guard let value = try engine.state.get(key) else { return Self.error("no state key '\(key)'", 404) }
             return .json(value.json)
         case "PUT":
             guard let json = try? JSONValue(parsing: request.body) else {
@@ -16,7 +16,7 @@ extension AdminAPI {
             }
             do {
                 if json == .null {
-                    _ = engine.state.delete(key)
+                    _ = try engine.state.delete(key)
                     return .json(.object(["key": .string(key), "value": .null]))
                 }
                 guard let value = Self.stateValue(json) else { throw StateRefusal(key: key) }
@@ -24,17 +24,19 @@ extension AdminAPI {
                 return .json(.object(["key": .string(key), "value": json]))
             } catch let refusal as StateRefusal {
                 return Self.error(refusal.description, 400)
+            } catch let away as StoreUnavailable {
+                throw away
             } catch {
                 return Self.error(String(describing: error), 507)
             }
         case "DELETE":
-            return .json(.object(["key": .string(key), "deleted": .bool(engine.state.delete(key))]))
+            return .json(.object(["key": .string(key), "deleted": .bool(try engine.state.delete(key))]))
         default:
             return Self.error("\(request.method) is not allowed on a state key: GET, PUT or DELETE", 405)
         }
     }
 
-    func replaceState(_ request: MockRequest) -> MockResponse {
+    func replaceState(_ request: MockRequest) throws -> MockResponse {
         guard case .object(let o)? = try? JSONValue(parsing: request.body) else {
             return Self.error(#"send an object of keys to values: {"logged_in": true, "cart": 3}"#, 400)
         }
@@ -43,13 +45,15 @@ extension AdminAPI {
             guard let value = Self.stateValue(json) else { return Self.error(StateRefusal(key: key).description, 400) }
             values.append((key, value))
         }
-        engine.state.flush()
+        try engine.state.flush()
         do {
             for (key, value) in values { try engine.state.set(key, value) }
+        } catch let away as StoreUnavailable {
+            throw away
         } catch {
             return Self.error(String(describing: error), 507)
         }
-        return .json(.object(engine.state.snapshot().mapValues(\.json)))
+        return .json(.object(try engine.state.snapshot().mapValues(\.json)))
     }
 
     /// A JSON scalar as a state value; `nil` for arrays and objects, which `mock.state` does not hold.

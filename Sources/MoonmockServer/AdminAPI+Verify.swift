@@ -6,7 +6,7 @@ import MoonmockCore
 /// once). `200 {"ok": true, "count": n}`, else `422` with the requests that counted and, when
 /// too few did, the closest others and why.
 extension AdminAPI {
-    func verify(_ request: MockRequest) -> MockResponse {
+    func verify(_ request: MockRequest) throws -> MockResponse {
         guard case .object(let o)? = try? JSONValue(parsing: request.body) else {
             return Self.error(#"send {"method": "GET", "pattern": "/users/:id", "times": 2} (or "rule", or "url"; "at_least", "at_most")"#, 400)
         }
@@ -38,7 +38,7 @@ extension AdminAPI {
             guard case .integer(let n)? = o[key], n >= 0 else { return Self.error("verify: \(key) must be an integer, 0 or more", 400) }
             expected = key == "times" ? .exactly(Int(n)) : key == "at_least" ? .atLeast(Int(n)) : .atMost(Int(n))
         }
-        let entries = engine.journal.entries()
+        let entries = try engine.journalEntries()
         let result = Verification(target: target, expected: expected, rules: engine.allRules).run(on: entries)
         if result.ok { return .json(.object(["ok": .bool(true), "count": .integer(Int64(result.count))])) }
         var body: [String: JSONValue] = [

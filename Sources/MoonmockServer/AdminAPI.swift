@@ -49,7 +49,12 @@ struct AdminAPI: Sendable {
             r.headers["WWW-Authenticate"] = "Bearer"
             return r
         }
-        return route.handle(self, AdminCall(request: request, server: server, parameter: parameter))
+        do {
+            return try route.handle(self, AdminCall(request: request, server: server, parameter: parameter))
+        } catch {
+            // The shared store is away (a handler throws nothing else): say so, and that it retries.
+            return Self.error("\(error); the server reconnects by itself", 503)
+        }
     }
 
     /// `404` listing the endpoints; `405` when the path exists for other methods.
@@ -95,6 +100,7 @@ struct AdminAPI: Sendable {
             "body": .string(String(decoding: e.body, as: UTF8.self)),
             "logs": .array(e.logs.map(JSONValue.string)),
         ]
+        if let replica = e.replica { o["replica"] = .string(replica) }
         // Bytes that are not UTF-8 (an image upload, protobuf) also come whole, as base64.
         if String(validating: e.body, as: UTF8.self) == nil { o["body_base64"] = .string(Data(e.body).base64EncodedString()) }
         if e.delayMilliseconds > 0 { o["delay_ms"] = .double(e.delayMilliseconds) }

@@ -112,6 +112,8 @@ public final class MoonmockServer: @unchecked Sendable {
     /// others may stay idle for as long as those connections live.
     public func start() throws {
         guard !isRunning else { return }
+        // Replicas sharing a store: take on its switches and rules, and follow their changes.
+        admin.startSharing()
         if (configuration.tlsCertificatePEM == nil) != (configuration.tlsKeyPEM == nil) {
             throw ServerError.configuration("TLS needs both a certificate and a key")
         }

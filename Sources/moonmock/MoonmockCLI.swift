@@ -55,6 +55,14 @@ enum MoonmockCLI {
                              65536; 0 keeps none)
       --state-limit BYTES    the most mock.state may hold; a write past it is a Lua error
                              (default 67108864)
+      --store redis://[:PASSWORD@]HOST[:PORT][/DB][?prefix=NAME]
+                             share mock.state, times budgets, sequences, switches,
+                             runtime rules and the journal with every replica started
+                             with the same URL (Redis); unreachable at start: exit 1
+      --store-timeout S      the longest a request waits for the store (default 1); past
+                             it, or while the store is away, the request gets 503
+      --replica NAME         this replica's name in the shared journal (default
+                             replica-N)
       --admin-token TOKEN    require Authorization: Bearer TOKEN for /__moonmock/ (the
                              dashboard asks for it once and keeps a session cookie)
       --admin-host NAME      also answer the admin API for Host NAME (repeatable; the bound

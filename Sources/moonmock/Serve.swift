@@ -1,6 +1,7 @@
 import Foundation
 import MoonmockCore
 import MoonmockScript
+import MoonmockRedis
 import MoonmockServer
 #if canImport(Glibc)
 import Glibc
@@ -18,6 +19,7 @@ enum Serve {
         var journal = 1000
         var journalBody = 64 * 1024
         var stateLimit = 64 << 20
+        var store: String?, storeTimeout = 1.0, replica: String?
         let cores = ServerConfiguration().threads
         // Automatic VMs leave a core to the client: a mock server shares its machine with the
         // tests or the app calling it (on two cores with wrk on the same machine, one worker
@@ -90,6 +92,12 @@ enum Serve {
                     let v = try args.value(arg)
                     guard let n = Int(v), n > 0 else { throw UsageError("--state-limit must be a number of bytes, got '\(v)'") }
                     stateLimit = n
+                case "--store": store = try args.value(arg)
+                case "--store-timeout":
+                    let v = try args.value(arg)
+                    guard let t = Double(v), t > 0, t <= 60 else { throw UsageError("--store-timeout must be seconds (0 < S <= 60), got '\(v)'") }
+                    storeTimeout = t
+                case "--replica": replica = try args.value(arg)
                 case "--no-watch": watch = false
                 case "--bundle": bundle = try args.value(arg)
                 case "--rules": rulesFiles.append(try args.value(arg))
@@ -150,7 +158,15 @@ enum Serve {
 
         let file = script ?? "mocks.lua"
         let feed = EventFeed()
-        let engine = Engine(journalCapacity: journal, state: StateStore(limitBytes: stateLimit, feed: feed), feed: feed)
+        let shared: RedisStore?
+        do {
+            shared = try store.map { try RedisStore(url: RedisURL($0), timeout: storeTimeout, journalCapacity: journal, replica: replica) }
+        } catch {
+            MoonmockCLI.printError("moonmock: --store: \(error)")
+            return 1
+        }
+        let engine = Engine(journalCapacity: journal, state: StateStore(limitBytes: stateLimit, feed: feed, backend: shared), feed: feed,
+                            store: shared)
         engine.journal.responseBodyLimit = journalBody
         let host: ScriptHost
         do {
@@ -204,6 +220,7 @@ enum Serve {
             say("moonmock: clients trust it with the local CA at \(authority.path) (curl --cacert \(authority.path))")
         }
         if let reason = generation.sharing?.reason { say("moonmock: one Lua VM, because \(reason)") }
+        if let shared { say("moonmock: sharing state, switches and the journal through \(shared.url.display) as \(shared.replicaName)") }
         say("moonmock: admin API and dashboard at \(server.baseURL)/__moonmock/\(watch ? "; reloading on save" : "")")
         waitForSignal()
         say("moonmock: stopping (draining \(server.requestsInFlight) request(s))")

@@ -259,7 +259,7 @@ struct EngineServicesTests {
         try state.set("plan", .string("pro"))
         let t = try Template(#"{"id":"{{uuid}}","sku":"{{ req.json.sku }}","first":{{req.json.items.1}},"q":"{{req.query.q}}","p":"{{req.params.id}}","plan":"{{state.plan}}","h":"{{req.headers.x-a}}"}"#)
         let req = request("POST", "http://h/o/9?q=a+b", headers: ["X-A": "1"], body: #"{"sku":"A\"B","items":[{"n":1}]}"#)
-        let out = t.render(request: req, params: ["id": "9"], state: state, environment: env, escapeJSON: true)
+        let out = try t.render(request: req, params: ["id": "9"], state: state, environment: env, escapeJSON: true)
         let parsed = try JSONValue(parsing: out)
         #expect(parsed == .object([
             "id": .string("id-1"), "sku": .string("A\"B"), "first": .object(["n": .integer(1)]),
