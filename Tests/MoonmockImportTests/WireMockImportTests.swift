@@ -48,7 +48,7 @@ struct WireMockImportTests {
         #expect(send(engine, "POST", "/cart/items").status == 201)
         #expect(send(engine, "GET", "/cart").body == Array(#"{"items":[{"sku":"A-1"}]}"#.utf8))
         #expect(send(engine, "POST", "/cart/items").status == 404)   // only from "Started"
-        #expect(engine.state.get("scenario:Cart") == .string("Item added"))
+        #expect(try engine.state.get("scenario:Cart") == .string("Item added"))
     }
 
     @Test("Java regexes become Lua patterns where the two languages agree", arguments: [

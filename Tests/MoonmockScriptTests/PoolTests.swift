@@ -20,7 +20,7 @@ struct PoolTests {
             results.append(engine.send("GET", "/n").status == 200 ? "ok" : "bad")
         }
         #expect(results.all.count == 300 && !results.all.contains("bad"))
-        #expect(engine.state.get("n") == .integer(300))
+        #expect(try engine.state.get("n") == .integer(300))
         #expect((1...4).map { _ in engine.send("GET", "/seq").text } == ["one", "two", "three", "three"])
         #expect(engine.journal.count(rule: "GET /n") == 300)
     }

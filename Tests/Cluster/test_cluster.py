@@ -1,0 +1,153 @@
+"""Three replicas of `moonmock serve --store redis://…` behave as one mock server."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import moonmock
+from conftest import SCRIPT, start_replicas
+
+
+def get(url: str, timeout: float = 5) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def admin(server, path: str, body: object = None, method: str = "GET"):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(server.url + "/__moonmock/" + path, data=data, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=5) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def test_a_counter_incremented_through_all_three(replicas) -> None:
+    seen = [json.loads(get(replicas[i % 3].url + "/count")[1])["n"] for i in range(9)]
+    assert seen == list(range(1, 10))
+    for r in replicas:
+        assert admin(r, "state")[1]["n"] == 9
+
+
+def test_state_values_keep_their_lua_types_across_replicas(replicas) -> None:
+    assert get(replicas[0].url + "/types") == (200, b"set")
+    assert json.loads(get(replicas[2].url + "/read")[1]) == {"i": "integer", "d": "float", "s": "string", "b": "boolean"}
+    assert admin(replicas[1], "state")[1] == {"i": 7, "d": 2.5, "s": "seven", "b": True}
+    admin(replicas[1], "state/i", 40, "PUT")
+    assert json.loads(get(replicas[0].url + "/count")[1]) == {"n": 1}
+    assert admin(replicas[2], "state/i")[1] == 40
+
+
+def test_a_sequence_and_a_times_budget_honoured_across_them(replicas) -> None:
+    answers = [get(replicas[i % 3].url + "/seq")[1] for i in range(4)]
+    assert answers == [b"first", b"second", b"third", b"third"]
+    budget = [get(replicas[i % 3].url + "/twice")[1] for i in range(4)]
+    assert budget == [b"budget", b"budget", b"after", b"after"]
+
+
+def test_a_variant_switched_on_one_is_served_by_all_within_100ms(replicas) -> None:
+    assert all(get(r.url + "/v")[1] == b"one" for r in replicas)
+    assert admin(replicas[0], "variants/GET%20%2Fv", {"active": "two"}, "PUT")[0] == 200
+    switched = time.monotonic()
+    pending = set(range(1, 3))
+    while pending and time.monotonic() - switched < 0.1:
+        pending = {i for i in pending if get(replicas[i].url + "/v")[1] != b"two"}
+    assert not pending, f"replicas {pending} still served 'one' 100 ms after the switch"
+    assert all(admin(r, "variants")[1][0]["active"] == "two" for r in replicas)
+    admin(replicas[2], "reset", {}, "POST")
+    time.sleep(0.1)
+    assert all(get(r.url + "/v")[1] == b"one" for r in replicas)
+
+
+def test_runtime_rules_are_shared(replicas) -> None:
+    rule = {"method": "GET", "path": "/added", "respond": {"status": 201, "json": {"made": True}}}
+    status, body = admin(replicas[1], "rules", rule, "POST")
+    assert status == 201
+    time.sleep(0.1)
+    for r in replicas:
+        assert get(r.url + "/added") == (201, b'{"made":true}')
+    assert admin(replicas[2], "rules/" + body["id"], method="DELETE")[0] == 200
+    time.sleep(0.1)
+    for r in replicas:
+        assert get(r.url + "/added")[0] == 404
+
+
+def test_journal_and_verify_see_every_replica(replicas) -> None:
+    for i in range(6):
+        get(replicas[i % 3].url + f"/plain?n={i}")
+    for r in replicas:
+        entries = admin(r, "requests?pattern=/plain")[1]
+        assert [e["url"].split("?")[1] for e in entries] == [f"n={i}" for i in range(6)]
+        assert sorted({e["replica"] for e in entries}) == ["r1", "r2", "r3"]
+        assert len({e["id"] for e in entries}) == 6
+        assert admin(r, "requests/count?pattern=/plain")[1]["count"] == 6
+    assert admin(replicas[1], "verify", {"method": "GET", "pattern": "/plain", "times": 6}, "POST")[0] == 200
+    status, failed = admin(replicas[2], "verify", {"method": "GET", "pattern": "/plain", "times": 3}, "POST")
+    assert status == 422
+    assert admin(replicas[0], "requests", method="DELETE")[0] == 200
+    assert admin(replicas[2], "requests/count")[1]["count"] == 0
+
+
+def test_redis_stopped_mid_test_then_restarted(replicas, redis) -> None:
+    assert json.loads(get(replicas[0].url + "/count")[1]) == {"n": 1}
+    redis.stop()
+    status, body = get(replicas[1].url + "/count")
+    assert status == 503 and b"the shared store is unavailable" in body and b"127.0.0.1" in body, body
+    assert get(replicas[1].url + "/twice")[0] == 503
+    assert get(replicas[2].url + "/plain") == (200, b"plain")          # the rest keeps working
+    health = admin(replicas[0], "health")[1]
+    assert health["status"] == "store_unavailable"
+    assert health["store"]["status"] == "unavailable" and health["store"]["error"]
+    assert admin(replicas[0], "state")[0] == 503
+    redis.start()                                                    # empty: a Redis that lost everything
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and get(replicas[1].url + "/count")[0] != 200:
+        time.sleep(0.1)
+    for r in replicas:                                               # each finds it within its backoff (<= 2 s)
+        while time.monotonic() < deadline and admin(r, "health")[1]["store"]["status"] != "ok":
+            time.sleep(0.1)
+        health = admin(r, "health")[1]
+        assert health["status"] == "ok" and health["store"]["latency_ms"] >= 0, health
+    assert json.loads(get(replicas[2].url + "/count")[1])["n"] == 2
+    admin(replicas[0], "variants/GET%20%2Fv", {"active": "two"}, "PUT")    # the subscribers are back too
+    time.sleep(0.2)
+    assert all(get(r.url + "/v")[1] == b"two" for r in replicas)
+
+
+def test_no_request_waits_longer_than_the_store_timeout(tmp_path, redis) -> None:
+    (server,) = start_replicas(tmp_path, redis, 1, ["--store-timeout", "0.3"])
+    try:
+        assert get(server.url + "/count")[0] == 200
+        redis.pause()
+        t0 = time.monotonic()
+        status, body = get(server.url + "/count")
+        took = time.monotonic() - t0
+        assert status == 503 and took < 1.0, (status, took, body)
+        assert get(server.url + "/plain") == (200, b"plain")
+        redis.resume()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and get(server.url + "/count")[0] != 200:
+            time.sleep(0.1)
+        assert get(server.url + "/count")[0] == 200
+    finally:
+        server.stop()
+
+
+def test_unreachable_at_start_exits_1_with_the_reason(tmp_path, redis) -> None:
+    script = tmp_path / "mocks.lua"
+    script.write_text(SCRIPT)
+    port = redis.port
+    redis.stop()
+    binary = moonmock.find_binary(os.environ.get("MOONMOCK_BIN"))
+    done = subprocess.run([binary, "serve", str(script), "--port", "0", "--store", f"redis://127.0.0.1:{port}"],
+                          capture_output=True, text=True, timeout=20)
+    assert done.returncode == 1
+    assert f"redis://127.0.0.1:{port}" in done.stderr and "Connection refused" in done.stderr, done.stderr
