@@ -61,13 +61,14 @@ let package = Package(
         .target(name: "MoonmockStubber", dependencies: ["Moonmock", "MoonmockCore"]),
         .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis"]),
         // Fuzz targets (scripts/fuzz runs them under libFuzzer; the test suite replays their corpora).
-        .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "LuaBridge", "CLua"]),
+        .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis", "LuaBridge", "CLua"]),
         .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
         // Test support: Subprocess, a posix_spawn child in Process's shape (Foundation's
         // Process.run is not safe while other threads open descriptors).
         .target(name: "MoonmockTestSupport", dependencies: ["CLinuxIO"], path: "Tests/MoonmockTestSupport"),
         .testTarget(name: "LuaBridgeTests", dependencies: ["LuaBridge"]),
         .testTarget(name: "MoonmockCoreTests", dependencies: ["MoonmockCore"]),
+        .testTarget(name: "MoonmockRedisTests", dependencies: ["MoonmockRedis", "MoonmockCore"]),
         .testTarget(name: "MoonmockScriptTests", dependencies: ["MoonmockScript", "MoonmockCore"]),
         .testTarget(name: "MoonmockTests", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockTestSupport"]),
         // One test target per migration kit: the seed's README example, compiled with only the

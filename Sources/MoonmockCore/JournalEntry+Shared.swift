@@ -46,7 +46,8 @@ extension JournalEntry {
         guard case .object(let o) = try JSONValue(parsing: text) else { throw SharedFormatError(description: "a shared journal entry is not a JSON object") }
         func string(_ k: String) -> String? { o[k]?.stringValue }
         func int(_ k: String) -> Int? {
-            switch o[k] { case .integer(let i)?: return Int(i); case .double(let d)?: return Int(d); default: return nil }
+            // Written by another replica, or by anyone with the Redis: a number out of range is no number.
+            switch o[k] { case .integer(let i)?: return Int(i); case .double(let d)?: return Int(exactly: d.rounded(.towardZero)); default: return nil }
         }
         func double(_ k: String) -> Double {
             switch o[k] { case .integer(let i)?: return Double(i); case .double(let d)?: return d; default: return 0 }
@@ -66,7 +67,7 @@ extension JournalEntry {
         guard let id = int("id"), let method = string("m"), let host = string("h"), let target = string("t") else {
             throw SharedFormatError(description: "a shared journal entry lacks id, method, host or target")
         }
-        var request = MockRequest(method: method, scheme: string("sc") ?? "http", host: host, port: int("p"), target: target,
+        var request = MockRequest(method: method, scheme: string("sc") ?? "http", host: host, port: int("p").flatMap { (0...65535).contains($0) ? $0 : nil }, target: target,
                                   headers: headers("hd"), body: bytes("b"))
         request.id = id
         var misses: [NearMiss] = []

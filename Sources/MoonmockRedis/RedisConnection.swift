@@ -45,7 +45,7 @@ final class RedisConnection: @unchecked Sendable {
         }
         context = c
         redisEnableKeepAlive(c)
-        if let password = url.password, case .error(let e) = try command(["AUTH", password]) {
+        if let password = url.password, case .error(let e) = try command(["AUTH"] + (url.username.map { [$0] } ?? []) + [password]) {
             throw RedisConnectionError(description: "\(url.display): AUTH refused: \(e)")
         }
         if url.database != 0, case .error(let e) = try command(["SELECT", String(url.database)]) {

@@ -1,6 +1,6 @@
 import MoonmockCore
 
-/// `redis://[:password@]HOST[:PORT][/DB][?prefix=NAME]`, as `moonmock serve --store` takes it.
+/// `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?prefix=NAME]`, as `moonmock serve --store` takes it.
 ///
 /// ```swift
 /// let url = try RedisURL("redis://:s3cret@10.0.0.5:6380/2?prefix=checkout")
@@ -11,6 +11,8 @@ public struct RedisURL: Sendable, Equatable {
     public let host: String
     public let port: Int
     public let password: String?
+    /// A Redis 6 ACL user (`redis://USER:PASSWORD@…`); `nil`: the default user.
+    public let username: String?
     public let database: Int
     /// Every key and channel starts with `PREFIX:` (default `moonmock`): environments share a Redis apart.
     public let prefix: String
@@ -33,10 +35,15 @@ public struct RedisURL: Sendable, Equatable {
             }
             rest = rest[..<q]
         }
-        var password: String?
+        var password: String?, username: String?
         if let at = rest.lastIndex(of: "@") {
-            let user = rest[..<at]
-            password = PercentDecoding.decode(user.first == ":" ? user.dropFirst() : user)
+            let info = rest[..<at]
+            if let colon = info.firstIndex(of: ":") {
+                if colon != info.startIndex { username = PercentDecoding.decode(info[..<colon]) }
+                password = PercentDecoding.decode(info[info.index(after: colon)...])
+            } else {
+                password = PercentDecoding.decode(info)
+            }
             rest = rest[rest.index(after: at)...]
         }
         var database = 0
@@ -58,6 +65,7 @@ public struct RedisURL: Sendable, Equatable {
         host = String(rest)
         self.port = port
         self.password = password.flatMap { $0.isEmpty ? nil : $0 }
+        self.username = username
         self.database = database
         self.prefix = prefix
     }
