@@ -13,33 +13,81 @@ extension JournalEntry {
         public let description: String
     }
 
+    /// Written straight into bytes (no document built, no keys sorted): a replica's writer thread
+    /// encodes every request it serves.
     public func sharedJSON(replica: String) -> String {
         let r = request
-        var o: [String: JSONValue] = [
-            "id": .integer(Int64(id)), "ts": .double(timestamp), "m": .string(r.method), "sc": .string(r.scheme),
-            "h": .string(r.host), "t": .string(r.path + (r.rawQuery.map { "?" + $0 } ?? "")),
-            "hd": Self.pairs(r.headers), "st": .integer(Int64(status)), "us": .integer(Int64(durationMicros)),
-            "d": .double(delayMilliseconds), "rep": .string(replica),
-            "rh": Self.pairs(responseHeaders), "rl": .integer(Int64(responseBodyLength)),
-        ]
-        if let port = r.port { o["p"] = .integer(Int64(port)) }
-        if !r.body.isEmpty { o["b"] = .string(Data(r.body).base64EncodedString()) }
-        if !responseBody.isEmpty { o["rb"] = .string(Data(responseBody).base64EncodedString()) }
-        if let ruleID { o["r"] = .string(ruleID) }
-        if !logs.isEmpty { o["lg"] = .array(logs.map(JSONValue.string)) }
-        if let error { o["e"] = .string(error) }
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + r.body.count * 4 / 3 + responseBody.count * 4 / 3)
+        func key(_ k: StaticString) {
+            out.append(out.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount))
+            out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        }
+        func string(_ k: StaticString, _ v: String) { key(k); JSONValue.encodeString(v, into: &out) }
+        func number(_ k: StaticString, _ v: Int) { key(k); out.append(contentsOf: String(v).utf8) }
+        func bytes(_ k: StaticString, _ v: [UInt8]) { if !v.isEmpty { string(k, Data(v).base64EncodedString()) } }
+        func strings(_ list: [String]) {
+            out.append(UInt8(ascii: "["))
+            for (i, s) in list.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONValue.encodeString(s, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+        func pairs(_ k: StaticString, _ headers: HTTPHeaders) {
+            key(k)
+            out.append(UInt8(ascii: "["))
+            for (i, f) in headers.fields.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                strings([f.name, f.value])
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+        number("id", id)
+        key("ts"); JSONValue.double(timestamp).encode(into: &out)
+        string("m", r.method)
+        string("sc", r.scheme)
+        string("h", r.host)
+        if let port = r.port { number("p", port) }
+        string("t", r.path + (r.rawQuery.map { "?" + $0 } ?? ""))
+        pairs("hd", r.headers)
+        bytes("b", r.body)
+        number("st", status)
+        number("us", durationMicros)
+        key("d"); JSONValue.double(delayMilliseconds).encode(into: &out)
+        string("rep", replica)
+        pairs("rh", responseHeaders)
+        number("rl", responseBodyLength)
+        bytes("rb", responseBody)
+        if let ruleID { string("r", ruleID) }
+        if !logs.isEmpty { key("lg"); strings(logs) }
+        if let error { string("e", error) }
         switch fault {
-        case .dribble(let n)?: o["f"] = .string("dribble"); o["fb"] = .integer(Int64(n))
-        case let f? where Fault(name: f.description) != nil: o["f"] = .string(f.description)
+        case .dribble(let n)?: string("f", "dribble"); number("fb", n)
+        case let f? where Fault(name: f.description) != nil: string("f", f.description)
         default: break
         }
         if !nearMisses.isEmpty {
-            o["nm"] = .array(nearMisses.map { n in
-                .array([.string(n.ruleID), n.location.map(JSONValue.string) ?? .null,
-                        .array(n.mismatches.map(JSONValue.string)), .array(n.passed.map(JSONValue.string))])
-            })
+            key("nm")
+            out.append(UInt8(ascii: "["))
+            for (i, n) in nearMisses.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                out.append(UInt8(ascii: "["))
+                JSONValue.encodeString(n.ruleID, into: &out)
+                out.append(UInt8(ascii: ","))
+                if let location = n.location { JSONValue.encodeString(location, into: &out) } else { out.append(contentsOf: "null".utf8) }
+                out.append(UInt8(ascii: ","))
+                strings(n.mismatches)
+                out.append(UInt8(ascii: ","))
+                strings(n.passed)
+                out.append(UInt8(ascii: "]"))
+            }
+            out.append(UInt8(ascii: "]"))
         }
-        return String(decoding: JSONValue.object(o).encoded(), as: UTF8.self)
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     public init(sharedJSON text: [UInt8]) throws {
@@ -85,9 +133,5 @@ extension JournalEntry {
         responseBody = bytes("rb")
         responseBodyLength = int("rl") ?? responseBody.count
         replica = string("rep")
-    }
-
-    private static func pairs(_ headers: HTTPHeaders) -> JSONValue {
-        .array(headers.fields.map { .array([.string($0.name), .string($0.value)]) })
     }
 }

@@ -90,6 +90,57 @@ final class RedisPool: @unchecked Sendable {
         if recovered, let call = onRecovery.withLock({ $0 }) { call() }
     }
 
+    // MARK: combining
+
+    /// One request's commands, waiting to go out with others.
+    private final class Pending: @unchecked Sendable {
+        // @unchecked: `result` is written and read only under `combining`.
+        let commands: [[String]]
+        var result: Result<[RedisReply], any Error>?
+        init(_ commands: [[String]]) { self.commands = commands }
+    }
+    private let combining = NSCondition()
+    private var waiting: [Pending] = []
+    private var leading = false
+
+    /// Runs `commands` (kept together, in order) with those other threads send meanwhile: one
+    /// thread at a time writes everything queued in one pipeline and hands out the replies, so
+    /// concurrent requests share a round trip and Redis reads them in one go. Waits at most the
+    /// store timeout for its turn.
+    func run(_ commands: [[String]]) throws -> [RedisReply] {
+        let mine = Pending(commands)
+        let deadline = Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000)
+        combining.lock()
+        defer { combining.unlock() }
+        waiting.append(mine)
+        while mine.result == nil {
+            if !leading {
+                leading = true
+                let batch = waiting
+                waiting = []
+                combining.unlock()
+                let outcome = Result { try with { c in try c.pipeline(batch.flatMap(\.commands)) } }
+                combining.lock()
+                var at = 0
+                for p in batch {
+                    p.result = outcome.map { replies in
+                        defer { at += p.commands.count }
+                        return Array(replies[at..<at + p.commands.count])
+                    }
+                }
+                leading = false
+                combining.broadcast()
+            } else if !combining.wait(until: deadline) && mine.result == nil {
+                waiting.removeAll { $0 === mine }
+                throw StoreUnavailable("\(url.display): no answer within the store timeout (\(timeoutMilliseconds) ms)")
+            }
+        }
+        return try mine.result!.get()
+    }
+
+    /// One command through ``run(_:)``.
+    func run(_ command: [String]) throws -> RedisReply { try run([command])[0] }
+
     /// A PING's round trip, in milliseconds (the health thread's).
     func ping() -> Double? {
         let t0 = DispatchTime.now().uptimeNanoseconds

@@ -30,18 +30,16 @@ extension RedisStore {
     }
 
     public func stateGet(_ key: String) throws -> StateValue? {
-        Self.decode(try pool.with { try $0.command(["GET", self.key("s", key)]) })
+        Self.decode(try pool.run(["GET", self.key("s", key)]))
     }
 
     public func stateSet(_ key: String, _ value: StateValue?, ttl: Double?) throws {
         let k = self.key("s", key)
-        _ = try pool.with { c in
-            try c.command(value.map { ["SET", k, Self.encode($0)] + expiry(ttl) } ?? ["DEL", k])
-        }
+        _ = try pool.run(value.map { ["SET", k, Self.encode($0)] + expiry(ttl) } ?? ["DEL", k])
     }
 
     public func stateAdd(_ key: String, _ value: StateValue, ttl: Double?) throws -> Bool {
-        let reply = try pool.with { try $0.command(["SET", self.key("s", key), Self.encode(value), "NX"] + expiry(ttl)) }
+        let reply = try pool.run(["SET", self.key("s", key), Self.encode(value), "NX"] + expiry(ttl))
         return reply != .null
     }
 
@@ -50,7 +48,7 @@ extension RedisStore {
     public func stateIncr(_ key: String, by: StateValue, initial: StateValue) throws -> StateValue {
         let k = self.key("s", key)
         if case .integer(let step) = by, case .integer(let start) = initial {
-            let replies = try pool.with { try $0.pipeline([["SET", k, String(start), "NX"], ["INCRBY", k, String(step)]]) }
+            let replies = try pool.run([["SET", k, String(start), "NX"], ["INCRBY", k, String(step)]])
             if case .integer(let n) = replies[1] { return .integer(n) }
         }
         guard let step = Self.number(by), let start = Self.number(initial) else { throw StateStore.NotANumber(key: key) }
@@ -63,7 +61,7 @@ extension RedisStore {
         redis.call('SET', KEYS[1], out, 'KEEPTTL')
         return out
         """
-        let reply = try pool.with { try $0.command(["EVAL", script, "1", k, String(step), "d" + String(start)]) }
+        let reply = try pool.run(["EVAL", script, "1", k, String(step), "d" + String(start)])
         guard let value = Self.decode(reply) else { throw StateStore.NotANumber(key: key) }
         return value
     }
@@ -77,7 +75,7 @@ extension RedisStore {
     }
 
     public func stateDelete(_ key: String) throws -> Bool {
-        try pool.with { try $0.command(["DEL", self.key("s", key)]) } == .integer(1)
+        try pool.run(["DEL", self.key("s", key)]) == .integer(1)
     }
 
     public func stateSnapshot() throws -> [String: StateValue] {

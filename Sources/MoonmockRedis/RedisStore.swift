@@ -52,7 +52,7 @@ public final class RedisStore: SharedStore, @unchecked Sendable {
     // MARK: counters
 
     public func count(_ name: String, by: Int64) throws -> Int64 {
-        let reply = try pool.with { try $0.command(["INCRBY", key("c", name), String(by)]) }
+        let reply = try pool.run(["INCRBY", key("c", name), String(by)])
         guard case .integer(let n) = reply else { throw StoreUnavailable("\(url.display): INCRBY answered \(reply)") }
         return n
     }
