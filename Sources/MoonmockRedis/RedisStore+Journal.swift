@@ -3,14 +3,16 @@ import MoonmockCore
 
 /// The journal every replica writes to: a Redis Stream (`PREFIX:journal`) capped near the
 /// journal's capacity. Requests never wait for it: the engine hands each entry to a writer
-/// thread, which encodes and appends what has queued in one pipelined round trip. A read
-/// (`GET /__moonmock/requests`, `verify`) first waits, within the store timeout, until this
-/// replica's own entries are written.
+/// thread (before the response leaves), which encodes and appends what has queued in one
+/// pipelined round trip. A read (`GET /__moonmock/requests`, `verify`) first makes sure every
+/// replica's writer has caught up (``syncJournal()``), so a request whose answer a client has
+/// seen is in what it reads, whichever replica served it. Entries come back in the order the
+/// requests arrived (their timestamps), not the order the writers appended them.
 extension RedisStore {
     public var journalSink: (any JournalSink)? { writer }
 
     public func journalEntries() throws -> [JournalEntry] {
-        writer.waitUntilWritten(timeout: Double(pool.timeoutMilliseconds) / 1000)
+        try syncJournal()
         let reply = try pool.with { try $0.command(["XREVRANGE", journalKey, "+", "-", "COUNT", String(journalCapacity)]) }
         guard case .array(let items) = reply else { return [] }
         var entries: [JournalEntry] = []
@@ -20,12 +22,38 @@ extension RedisStore {
                   case .string(let json) = fields[1], let entry = try? JournalEntry(sharedJSON: json) else { continue }
             entries.append(entry)
         }
-        return entries
+        // Stable: entries with one timestamp keep the stream's order.
+        return entries.enumerated().sorted { ($0.element.timestamp, $0.offset) < ($1.element.timestamp, $1.offset) }.map(\.element)
     }
 
     public func clearJournal() throws {
-        writer.waitUntilWritten(timeout: Double(pool.timeoutMilliseconds) / 1000)
+        try syncJournal()
         _ = try pool.with { try $0.command(["DEL", journalKey]) }
+    }
+
+    /// A barrier across replicas: `sync:TOKEN` on the changes channel reaches every subscribed
+    /// replica (PUBLISH answers how many); each pushes its name onto `PREFIX:sync:TOKEN` once its
+    /// writer has appended what it had queued (``answerSync(_:)``). This waits for them all,
+    /// within the store timeout; a replica that does not answer by then is not waited for.
+    func syncJournal() throws {
+        let deadline = Date().addingTimeInterval(Double(pool.timeoutMilliseconds) / 1000)
+        let token = UUID().uuidString
+        let list = key("sync", token)
+        guard case .integer(let receivers) = try pool.run(["PUBLISH", changesChannel, "sync:" + token]) else { return }
+        while Date() < deadline {
+            guard case .integer(let answered) = try pool.run(["LLEN", list]), answered < receivers else { break }
+            Thread.sleep(forTimeInterval: 0.0005)
+        }
+        _ = try? pool.run(["DEL", list])
+    }
+
+    /// This replica's side of ``syncJournal()``: off the subscriber thread, so switches keep flowing.
+    func answerSync(_ token: String) {
+        let list = key("sync", token), name = replicaName, timeout = Double(pool.timeoutMilliseconds) / 1000
+        DispatchQueue.global().async { [writer, pool] in
+            writer.waitUntilWritten(timeout: timeout)
+            _ = try? pool.run([["RPUSH", list, name], ["EXPIRE", list, "10"]])
+        }
     }
 
     /// Appends a batch; `false` when Redis is away (the batch is kept for the next try).
