@@ -4,7 +4,7 @@ import MoonmockCore
 /// ``SharedStore`` on Redis (hiredis): replicas started with the same `--store` URL share one
 /// mock environment. Keys live under `PREFIX:` — `s:KEY` for `mock.state`, `c:NAME` for the
 /// counters of `times` budgets and sequences, `h:GROUP` hashes for switches and runtime rules,
-/// `journal` (a capped stream) — and changes are announced on the channel `PREFIX:changes`.
+/// `journal:NUMBER` (each replica's capped stream, listed in `journals`) — and changes are announced on the channel `PREFIX:changes`.
 ///
 /// Each operation is one command (or one pipelined round trip) on a pooled blocking
 /// connection, bounded by the store timeout; a subscriber thread follows other replicas'
@@ -23,6 +23,8 @@ public final class RedisStore: SharedStore, @unchecked Sendable {
     public let firstRequestID: Int
     let writer: JournalWriter
     let subscriber = Locked<[@Sendable (SharedSettings) -> Void]>([])
+    /// Why Redis refused the journal's last append, if it did.
+    let journalError = Locked<String?>(nil)
 
     /// Connects (throws ``StoreUnavailable`` when Redis does not answer within `timeout`
     /// seconds) and takes this replica's number.
@@ -37,9 +39,10 @@ public final class RedisStore: SharedStore, @unchecked Sendable {
             return n
         }
         replicaName = replica ?? "replica-\(number)"
+        journalStream = "\(url.prefix):journal:\(number)"
         // Ids unique across replicas (and restarts): a billion per replica number.
         firstRequestID = Int(number % 8_000_000) * 1_000_000_000 + 1
-        writer = JournalWriter()
+        writer = JournalWriter(capacity: self.journalCapacity)
         writer.start(self)
         startSubscriber()
         startHealth()
@@ -47,7 +50,9 @@ public final class RedisStore: SharedStore, @unchecked Sendable {
 
     func key(_ kind: String, _ name: String) -> String { "\(url.prefix):\(kind):\(name)" }
     var changesChannel: String { url.prefix + ":changes" }
-    var journalKey: String { url.prefix + ":journal" }
+    /// The set of the replicas' journal streams, and this replica's (by its unique number).
+    var journalSet: String { url.prefix + ":journals" }
+    let journalStream: String
 
     // MARK: counters
 
@@ -96,6 +101,7 @@ public final class RedisStore: SharedStore, @unchecked Sendable {
         ]
         if let latency = s.latencyMilliseconds, s.up { o["latency_ms"] = .double(latency) }
         if let error = s.error { o["error"] = .string(error) }
+        if let refused = journalError.withLock({ $0 }) { o["journal_error"] = .string(refused) }
         if let since = s.downSince { o["unavailable_since"] = .double(since.timeIntervalSince1970) }
         return .object(o)
     }

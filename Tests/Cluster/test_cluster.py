@@ -96,6 +96,35 @@ def test_journal_and_verify_see_every_replica(replicas) -> None:
     assert admin(replicas[2], "requests/count")[1]["count"] == 0
 
 
+def test_the_shared_journal_keeps_the_newest_n_of_all_replicas(tmp_path, redis) -> None:
+    servers = start_replicas(tmp_path, redis, 2, ["--journal", "50"])
+    try:
+        for i in range(400):                                         # far more than 50, from both
+            assert get(servers[i % 2].url + f"/plain?n={i}")[0] == 200
+        for s in servers:                                            # read at once: nothing missing
+            entries = admin(s, "requests")[1]
+            assert [e["url"].split("?")[1] for e in entries] == [f"n={i}" for i in range(350, 400)], [e["url"] for e in entries]
+            assert [e["replica"] for e in entries[-2:]] == ["r1", "r2"]
+            assert admin(s, "requests/count")[1]["count"] == 50
+        # Written without a reader too (every 100 ms): each replica's stream holds its newest 50.
+        get(servers[0].url + "/plain?n=last")
+        streams = redis_cli(redis, "SMEMBERS", "moonmock:journals").split()
+        assert len(streams) == 2
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not any(b"n=last" in redis_cli(redis, "XRANGE", k.decode(), "-", "+") for k in streams):
+            time.sleep(0.05)
+        assert any(b"n=last" in redis_cli(redis, "XRANGE", k.decode(), "-", "+") for k in streams)
+        for k in streams:
+            assert 50 <= int(redis_cli(redis, "GET", k.decode() + ":total")) <= 50 + 512
+    finally:
+        for s in servers:
+            s.stop()
+
+
+def redis_cli(redis, *args: str) -> bytes:
+    return subprocess.run(["redis-cli", "-p", str(redis.port), *args], capture_output=True, timeout=10, check=True).stdout
+
+
 def test_redis_stopped_mid_test_then_restarted(replicas, redis) -> None:
     assert json.loads(get(replicas[0].url + "/count")[1]) == {"n": 1}
     redis.stop()
