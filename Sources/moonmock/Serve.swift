@@ -122,7 +122,7 @@ enum Serve {
             // Automatic VMs serve the workers there are: no more VMs than --threads asks for.
             if case .automatic = vms, let threads { vms = .automatic(max: threads) }
             // With a store, a worker waits out Redis round trips: more workers (and VMs) overlap
-            // the waits (scripts/bench-cluster, /count on two cores: 1 worker 12k req/s, 8 workers 22k).
+            // the waits (scripts/bench-cluster, /count on two cores: 1 worker 8.5k req/s, 8 workers 21.5k).
             else if case .automatic = vms, store != nil { vms = .automatic(max: max(cores, Self.storeWorkers)) }
             if bundle != nil && script != nil { throw UsageError("give a SCRIPT or --bundle DIR, not both (a script can use mock.bundle)") }
         } catch let error as UsageError {
