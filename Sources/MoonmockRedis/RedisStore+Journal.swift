@@ -15,17 +15,15 @@ extension RedisStore {
     public func journalEntries() throws -> [JournalEntry] {
         try syncJournal()
         let streams = try journalStreams()
-        // Each stream holds at most the capacity plus one batch (``append(_:)`` trims exactly).
-        let replies = streams.isEmpty ? [] : try pool.with { c in try c.pipeline(streams.map { ["XRANGE", $0, "-", "+"] }) }
+        // Each replica's newest N: together they hold the newest N of all.
+        let count = String(journalCapacity)
+        let replies = streams.isEmpty ? [] : try pool.with { c in try c.pipeline(streams.map { ["XREVRANGE", $0, "+", "-", "COUNT", count] }) }
         var entries: [JournalEntry] = []
         for case .array(let items) in replies {
-            for case .array(let parts) in items where parts.count == 2 {
+            for case .array(let parts) in items.reversed() where parts.count == 2 {
                 guard case .array(let fields) = parts[1] else { continue }
                 for i in stride(from: 0, to: fields.count - 1, by: 2) where fields[i] == .string(Array("e".utf8)) {
-                    guard case .string(let lines) = fields[i + 1] else { continue }
-                    for line in lines.split(separator: UInt8(ascii: "\n")) {
-                        if let entry = try? JournalEntry(sharedJSON: Array(line)) { entries.append(entry) }
-                    }
+                    if case .string(let json) = fields[i + 1], let entry = try? JournalEntry(sharedJSON: json) { entries.append(entry) }
                 }
             }
         }
@@ -37,7 +35,7 @@ extension RedisStore {
     public func clearJournal() throws {
         try syncJournal()
         let streams = try journalStreams()
-        _ = try pool.with { try $0.command(["DEL", journalSet] + streams.flatMap { [$0, $0 + ":sizes", $0 + ":total"] }) }
+        _ = try pool.with { try $0.command(["DEL", journalSet] + streams) }
     }
 
     /// Every replica's stream (those that have written since the last clear).
@@ -71,44 +69,21 @@ extension RedisStore {
         }
     }
 
-    /// Appends a batch (oldest first, newer than any before) to this replica's stream as one
-    /// entry (`n`: how many, `e`: their shared JSON, a line each), then drops the oldest
-    /// entries while the rest still hold the journal's capacity: the stream keeps this
-    /// replica's newest `--journal N` entries and at most one batch more.
-    /// `false` when Redis is away (the batch is kept for the next try).
+    /// Appends a batch (oldest first, newer than any before) to this replica's stream, an entry
+    /// each (field `e`: its shared JSON), in one pipelined round trip; the stream is capped at
+    /// about `--journal N` (Redis's `MAXLEN ~`, which keeps at least N). `false` when Redis is
+    /// away (the batch is kept for the next try).
     func append(_ batch: [RecordedEntry]) -> Bool {
-        var lines: [UInt8] = []
-        for (i, recorded) in batch.enumerated() {
-            if i > 0 { lines.append(UInt8(ascii: "\n")) }
-            lines.append(contentsOf: recorded.entry.sharedJSON(replica: replicaName).utf8)
+        let cap = String(journalCapacity)
+        var commands = [["SADD", journalSet, journalStream]]
+        commands.reserveCapacity(batch.count + 1)
+        for recorded in batch {
+            commands.append(["XADD", journalStream, "MAXLEN", "~", cap, "*", "e", recorded.entry.sharedJSON(replica: replicaName)])
         }
-        let command = ["EVAL", Self.appendScript, "4", journalStream, journalStream + ":sizes", journalStream + ":total", journalSet,
-                       String(journalCapacity), String(batch.count), String(decoding: lines, as: UTF8.self)]
-        guard let reply = try? pool.with({ try $0.command(command) }) else { return false }
-        // Refused (a Redis without scripting, a key of another type): said in health, not retried.
-        journalError.withLock { e in if case .error(let why) = reply { e = why } else { e = nil } }
+        guard let replies = try? pool.with({ try $0.pipeline(commands) }) else { return false }
+        // Refused (a key of another type, a read-only replica): said in health, not retried.
+        let refused = replies.lazy.compactMap { reply -> String? in if case .error(let why) = reply { return why } else { return nil } }.first
+        journalError.withLock { $0 = refused }
         return true
     }
-
-    /// KEYS: the stream, a list of its entries' ids and sizes (oldest first), their total, the set of streams.
-    /// ARGV: capacity, this batch's size, its lines.
-    static let appendScript = """
-        if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('DEL', KEYS[2], KEYS[3]) end
-        redis.call('SADD', KEYS[4], KEYS[1])
-        local id = redis.call('XADD', KEYS[1], '*', 'n', ARGV[2], 'e', ARGV[3])
-        redis.call('RPUSH', KEYS[2], id .. ' ' .. ARGV[2])
-        local total = redis.call('INCRBY', KEYS[3], ARGV[2])
-        local cap = tonumber(ARGV[1])
-        while true do
-          local oldest = redis.call('LINDEX', KEYS[2], 0)
-          if not oldest then break end
-          local at = string.find(oldest, ' ', 1, true)
-          local n = tonumber(string.sub(oldest, at + 1))
-          if total - n < cap then break end
-          redis.call('XDEL', KEYS[1], string.sub(oldest, 1, at - 1))
-          redis.call('LPOP', KEYS[2])
-          total = redis.call('DECRBY', KEYS[3], n)
-        end
-        return total
-        """
 }
