@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -130,8 +132,23 @@ static inline __attribute__((always_inline)) size_t mm_skim_string(const unsigne
     }
 }
 
-/// RFC 8259's number: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+/// Whether the number b[start..<end] is past a double's range (1e400, or 400 digits), as the
+/// parser refuses it. Only asked of long numbers and long exponents, which are rare.
+static inline int mm_skim_overflows(const unsigned char *b, size_t start, size_t end) {
+    char small[64];
+    size_t len = end - start;
+    char *text = len < sizeof small ? small : (char *)malloc(len + 1);
+    if (text == NULL) return 1;
+    memcpy(text, b + start, len);
+    text[len] = 0;
+    int overflows = isinf(strtod(text, NULL));
+    if (text != small) free(text);
+    return overflows;
+}
+
+/// RFC 8259's number: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?, within a double's range.
 static inline size_t mm_skim_number(const unsigned char *b, size_t i, size_t n) {
+    size_t start = i, exponent_digits = 0;
     if (b[i] == '-') i++;
     if (i >= n || !mm_skim_is_digit(b[i])) return MM_SKIM_FAIL;
     if (b[i] == '0') i++; else while (i < n && mm_skim_is_digit(b[i])) i++;
@@ -144,8 +161,12 @@ static inline size_t mm_skim_number(const unsigned char *b, size_t i, size_t n) 
         i++;
         if (i < n && (b[i] == '+' || b[i] == '-')) i++;
         if (i >= n || !mm_skim_is_digit(b[i])) return MM_SKIM_FAIL;
+        size_t digits = i;
         while (i < n && mm_skim_is_digit(b[i])) i++;
+        exponent_digits = i - digits;
     }
+    // Fewer than 25 characters and an exponent under 100 cannot leave a double's range.
+    if ((i - start > 24 || exponent_digits > 2) && mm_skim_overflows(b, start, i)) return MM_SKIM_FAIL;
     return i;
 }
 

@@ -103,6 +103,26 @@ public final class Engine: Sendable {
         return snapshot(lane)._withUnsafeGuaranteedRef { sets in handle(request, sets, lane, started) }
     }
 
+    /// Whether answering `request` may wait for the shared store: a rule it could reach may
+    /// (``Rule/mayUseStore``). Always `false` without a store. The socket server asks before it
+    /// answers, to run such requests off its event loops.
+    ///
+    /// ```swift
+    /// engine.mayUseStore(MockRequest(method: "GET", url: "http://x/count"))   // true: a Lua handler
+    /// ```
+    public func mayUseStore(_ request: MockRequest) -> Bool {
+        guard store != nil else { return false }
+        let sets = self.sets.withLock { $0 }
+        return request.withPathSegments { path in
+            for set in [sets.runtime, sets.script] where !set.isEmpty {
+                for index in set.candidates(for: request, path) where set.borrowedRule(index)._withUnsafeGuaranteedRef({ $0.mayUseStore }) {
+                    return true
+                }
+            }
+            return false
+        }
+    }
+
     /// The rule sets as this thread last saw them, read again when they changed. The lane keeps
     /// them alive; the request borrows them.
     private func snapshot(_ lane: EngineLane) -> Unmanaged<RuleSets> {

@@ -105,6 +105,10 @@ public final class Rule: Sendable {
     /// The rule JSON a runtime rule was made from (admin API, `--rules`, `addRule(json:)`), with
     /// its `id`; `nil` for a script's rules and for Swift stubs.
     public let definition: JSONValue?
+    /// Whether answering may wait for a shared store (a `times` budget, Lua code, a sequence, a
+    /// template reading state): the socket server runs such rules off its event loops when the
+    /// engine has a store. `false` only for answers known to be fixed.
+    public let mayUseStore: Bool
     let responder: Responder
     private let claimed = Atomic<Int>(0)
     /// Responses served, counted per thread (see ``StripedCounter``).
@@ -112,7 +116,7 @@ public final class Rule: Sendable {
 
     public init(id: String? = nil, method: String?, pattern: RoutePattern, predicates: [Predicate] = [],
                 times: Int? = nil, priority: Int = 0, location: String? = nil, graphQLOperation: String? = nil,
-                definition: JSONValue? = nil, responder: @escaping Responder) {
+                definition: JSONValue? = nil, mayUseStore: Bool = true, responder: @escaping Responder) {
         let method = Rule.normalizedMethod(method)
         self.id = id ?? Rule.defaultID(method: method, pattern: pattern)
         self.method = method
@@ -123,6 +127,7 @@ public final class Rule: Sendable {
         self.location = location
         self.graphQLOperation = graphQLOperation
         self.definition = definition
+        self.mayUseStore = mayUseStore || times != nil
         self.responder = responder
     }
 

@@ -116,6 +116,7 @@ extension ScriptGeneration {
         stack.getField(1, "respond")
         let responder: Responder
         var callsLua = true
+        var fixed = false
         if let variants = try variantHandlers(at: -1, stack) {
             stack.pop()
             variantDeclarations.append(.init(rule: ruleID, names: variants.names, defaultName: variants.defaultName))
@@ -142,6 +143,7 @@ extension ScriptGeneration {
             stack.pop()
             try Self.checkParameters(of: spec, against: pattern)
             callsLua = false   // a value (fixed, template, sequence) is realized in Swift
+            if case .fixed = spec { fixed = true }
             responder = { [unowned self] context in
                 let (response, explicit) = try spec.realize(context, self)
                 return ruleDefaults.apply(to: response, explicitStatus: explicit)
@@ -149,7 +151,7 @@ extension ScriptGeneration {
         }
         let rule = Rule(id: name, method: method, pattern: pattern, predicates: predicates, times: times,
                         priority: priority, location: location.isEmpty ? nil : location, graphQLOperation: operation,
-                        responder: responder)
+                        mayUseStore: !fixed || predicates.contains(where: \.isCustomCode), responder: responder)
         if callsLua { luaResponders.insert(ObjectIdentifier(rule)) }
         return rule
     }

@@ -104,7 +104,8 @@ public final class ScriptPool: Sendable {
             // A value responder runs in Swift: any thread may use the first VM's rule as is.
             guard primary.luaResponders.contains(ObjectIdentifier(rule)) else { return rule }
             return Rule(id: rule.id, method: rule.method, pattern: rule.pattern, predicates: rule.predicates, times: rule.times,
-                 priority: rule.priority, location: rule.location, graphQLOperation: rule.graphQLOperation) { [self] context in
+                 priority: rule.priority, location: rule.location, graphQLOperation: rule.graphQLOperation,
+                 mayUseStore: rule.mayUseStore) { [self] context in
                 try withFreeVM { g in try g.rules[index].respond(context) }
             }
         }

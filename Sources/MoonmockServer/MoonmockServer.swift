@@ -32,6 +32,8 @@ public final class MoonmockServer: @unchecked Sendable {
     /// would copy the configuration's strings and arrays (retains and releases per request).
     let corsFlagPolicy: CORSPolicy?
     let corsFlag: Bool
+    /// With a shared store: where requests that may wait for it are answered (not on a loop).
+    let storeWorkers: StoreWorkers?
 
     private let state = Locked(State())
     private struct State {
@@ -73,12 +75,23 @@ public final class MoonmockServer: @unchecked Sendable {
         self.scriptStatus = scriptStatus
         self.corsFlagPolicy = configuration.cors
         self.corsFlag = configuration.cors != nil
+        self.storeWorkers = engine.store == nil ? nil : StoreWorkers(threads: configuration.storeWorkers)
         self.admin = AdminAPI(engine: engine, token: configuration.adminToken,
                               hosts: Set((["localhost", "127.0.0.1", "::1", configuration.host] + configuration.adminHosts).map { $0.lowercased() }),
                               rulesSlot: RuntimeRulesSlot(runtimeRules) { try RuntimeRules(engine: engine, origin: "admin API") })
     }
 
-    deinit { stop(drainSeconds: 0) }
+    deinit {
+        stop(drainSeconds: 0)
+        storeWorkers?.stop()
+    }
+
+    /// With a shared store, whether `request` goes to a store worker: the admin API (its reads
+    /// and health ask the store) and requests a rule may answer with the store's help.
+    func mayWaitForStore(_ request: MockRequest) -> Bool {
+        if recorder.isRecording { return false }   // everything goes upstream, none to the store
+        return AdminAPI.owns(request.path) || engine.mayUseStore(request)
+    }
 
     /// The bound port (useful with port 0), or 0 before ``start()``.
     public var port: Int { state.withLock { $0.port } }

@@ -16,6 +16,10 @@ public struct ServerConfiguration: Sendable {
     /// waits for the VM and moves its memory between cores (`moonmock serve` runs one worker
     /// per VM unless told otherwise).
     public var threads: Int = max(1, ServerConfiguration.cores)
+    /// With a shared store (an engine made with one), the threads that answer requests which may
+    /// wait for it, off the event loops (``Rule/mayUseStore``): as many such requests wait for
+    /// the store at once, their commands sharing round trips.
+    public var storeWorkers: Int = 8
     /// PEM contents (not paths) of the TLS certificate (the server's first, then any chain) and
     /// its key; both or neither. Set, the server speaks HTTPS only (TLS 1.2 and 1.3, ALPN
     /// `http/1.1`). ``SelfSignedCertificate`` makes a pair for local use.

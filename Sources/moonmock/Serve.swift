@@ -119,11 +119,11 @@ enum Serve {
             if (certPath == nil) != (keyPath == nil) { throw UsageError("--tls-cert and --tls-key go together") }
             if selfSigned && certPath != nil { throw UsageError("--tls self-signed or --tls-cert/--tls-key, not both") }
             if !tlsNames.isEmpty && !selfSigned { throw UsageError("--tls-name goes with --tls self-signed") }
-            // Automatic VMs serve the workers there are: no more VMs than --threads asks for.
-            if case .automatic = vms, let threads { vms = .automatic(max: threads) }
-            // With a store, a worker waits out Redis round trips: more workers (and VMs) overlap
-            // the waits (scripts/bench-cluster, /count on two cores: 1 worker 8.5k req/s, 8 workers 21.5k).
-            else if case .automatic = vms, store != nil { vms = .automatic(max: max(cores, Self.storeWorkers)) }
+            // With a store, Lua runs on the store workers (the loops hand them what may wait for
+            // Redis): a VM for each. Else automatic VMs serve the workers there are: no more VMs
+            // than --threads asks for.
+            if case .automatic = vms, store != nil { vms = .automatic(max: max(threads ?? cores, ServerConfiguration().storeWorkers)) }
+            else if case .automatic = vms, let threads { vms = .automatic(max: threads) }
             if bundle != nil && script != nil { throw UsageError("give a SCRIPT or --bundle DIR, not both (a script can use mock.bundle)") }
         } catch let error as UsageError {
             return MoonmockCLI.usageError(error.message, MoonmockCLI.serveUsage)
@@ -189,7 +189,7 @@ enum Serve {
         // One worker per VM by default: with one VM, a second worker only waits for it, and
         // the VM's memory then moves between cores with every other request (measured on
         // two cores: one worker 96.6k rps, two workers 87.8k, with a third more CPU per request).
-        configuration.threads = threads ?? max(1, min(generation.vmCount, store == nil ? cores : max(cores, Self.storeWorkers)))
+        configuration.threads = threads ?? max(1, min(generation.vmCount, cores))
         let reload: @Sendable () throws -> MoonmockServer.ReloadResult = {
             let outcome = host.reload()
             return .init(ok: outcome.ok, message: outcome.message, rules: host.status.rules)
@@ -230,9 +230,6 @@ enum Serve {
         server.stop(drainSeconds: 5)
         return 0
     }
-
-    /// Workers (and automatic VMs) of a replica with `--store`, unless `--threads` says otherwise.
-    static let storeWorkers = 8
 
     /// Raises the soft limit on open descriptors to the hard one: every connection is one, and
     /// the default soft limit (1,024) is reached by a load test or a few hundred slow clients.

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -168,6 +171,49 @@ def test_no_request_waits_longer_than_the_store_timeout(tmp_path, redis) -> None
         assert get(server.url + "/count")[0] == 200
     finally:
         server.stop()
+
+
+def test_a_hung_redis_holds_up_only_the_requests_that_need_it(tmp_path, redis) -> None:
+    (server,) = start_replicas(tmp_path, redis, 1, ["--store-timeout", "3"])
+    try:
+        assert get(server.url + "/count")[0] == 200
+        redis.pause()                                                # connected, never answering
+        waiting = []
+        threads = [threading.Thread(target=lambda: waiting.append(get(server.url + "/count", timeout=10)[0])) for _ in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(0.2)                                              # those four now wait for Redis
+        slowest = 0.0
+        for i in range(20):                                          # fresh connections, any worker
+            t0 = time.monotonic()
+            assert get(server.url + f"/plain?i={i}", timeout=5) == (200, b"plain")
+            slowest = max(slowest, time.monotonic() - t0)
+        assert slowest < 0.5, slowest
+        assert all(t.is_alive() for t in threads)                    # still waiting, within the 3 s
+        redis.resume()
+        for t in threads:
+            t.join(10)
+        assert waiting == [200] * 4
+    finally:
+        redis.resume()
+        server.stop()
+
+
+def test_pipelined_requests_to_a_stateful_rule_answer_in_order(replicas) -> None:
+    host, port = replicas[0].url.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as s:
+        s.sendall(b"".join(b"GET /count HTTP/1.1\r\nHost: x\r\n\r\n" for _ in range(3)) +
+                  b"HEAD /count HTTP/1.1\r\nHost: x\r\n\r\nGET /plain HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    assert data.count(b"HTTP/1.1 200") == 5, data
+    assert [int(m) for m in re.findall(rb'\{"n":(\d+)\}', data)] == [1, 2, 3], data
+    assert data.endswith(b"plain"), data
+    assert json.loads(get(replicas[1].url + "/count")[1]) == {"n": 5}      # the HEAD counted too
 
 
 def test_unreachable_at_start_exits_1_with_the_reason(tmp_path, redis) -> None:

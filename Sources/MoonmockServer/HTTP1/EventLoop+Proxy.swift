@@ -42,6 +42,8 @@ extension EventLoop {
             schedule(c, after: answer.delay / 1000)
         } else {
             deliver(c, answer.response, head: answer.head, http10: answer.http10)
+            // Requests the client sent behind this one (pipelined) wait in the input: on to them.
+            if !c.closed, c.isReading { resume(c) }
         }
         flushCorked()
     }

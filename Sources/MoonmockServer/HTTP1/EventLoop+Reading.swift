@@ -263,21 +263,29 @@ extension EventLoop {
                                             port: lastAuthority.split.port, target: head.target, headerLines: lines, body: body,
                                             namesRange: head.namesRange)
         }
-        serverRef._withUnsafeGuaranteedRef { server in
-            server.answer(request) { response, delay in
-                if let proxy = response.proxy {
-                    forward(c, request, to: proxy, delay: delay, head: isHead, http10: http10)
-                } else if case .websocket(let route)? = response.fault {
-                    upgrade(c, request, route, response, http10: http10)
-                } else if delay > 0 {
-                    c.state = .delayed(response, isHead, http10)
-                    schedule(c, after: delay / 1000)
-                } else {
-                    deliver(c, response, head: isHead, http10: http10)
-                }
+        let offloaded = serverRef._withUnsafeGuaranteedRef { server in
+            if let workers = server.storeWorkers, server.mayWaitForStore(request) {
+                offload(c, request, to: workers, server: server, head: isHead, http10: http10)
+                return true
             }
+            server.answer(request) { response, delay in act(c, request, response, delay, head: isHead, http10: http10) }
+            return false
         }
-        // Kept for the next request, unless its body is large: then the loop lets that go now.
-        spareRequest = body.count <= Self.keptBodyBytes ? consume request : nil
+        // Kept for the next request, unless its body is large (or another thread has it).
+        spareRequest = body.count <= Self.keptBodyBytes && !offloaded ? consume request : nil
+    }
+
+    /// Sends, forwards, upgrades or schedules an answer, as it says.
+    func act(_ c: Connection, _ request: MockRequest, _ response: MockResponse, _ delay: Double, head isHead: Bool, http10: Bool) {
+        if let proxy = response.proxy {
+            forward(c, request, to: proxy, delay: delay, head: isHead, http10: http10)
+        } else if case .websocket(let route)? = response.fault {
+            upgrade(c, request, route, response, http10: http10)
+        } else if delay > 0 {
+            c.state = .delayed(response, isHead, http10)
+            schedule(c, after: delay / 1000)
+        } else {
+            deliver(c, response, head: isHead, http10: http10)
+        }
     }
 }

@@ -46,6 +46,8 @@ final class EventLoop: @unchecked Sendable {
         var closed = false
         /// Upstream answers of `mock.proxy` for the loop to deliver.
         var proxied: [ProxiedAnswer] = []
+        /// Answers of store workers (``StoreWorkers``) for the loop to act on.
+        var offloaded: [OffloadedAnswer] = []
         /// WebSockets with messages to send from other threads: (fd, serial).
         var websockets: [(Int32, UInt64)] = []
     }
@@ -211,10 +213,11 @@ final class EventLoop: @unchecked Sendable {
         var value: UInt64 = 0
         _ = read(wakeup, &value, 8)
         let pending = commands.withLock { c in
-            defer { c.stopAccepting = false; c.proxied = []; c.websockets = [] }
+            defer { c.stopAccepting = false; c.proxied = []; c.offloaded = []; c.websockets = [] }
             return c
         }
         pending.proxied.forEach(completeProxy)
+        pending.offloaded.forEach(completeOffloaded)
         for (fd, serial) in pending.websockets {
             if Int(fd) < connections.count, let c = connections[Int(fd)], c.serial == serial, case .websocket(let ws) = c.state { flushSocket(c, ws) }
         }
