@@ -125,6 +125,25 @@ struct ProxyTests {
         #expect(try await server.fetch("/users/7").status == 200)   // and the server serves on
     }
 
+    @Test("requests pipelined behind a proxied one are answered, in order")
+    func pipelinedBehindProxy() async throws {
+        let upstream = try startServer(upstreamScript)
+        defer { upstream.stop() }
+        let server = try startServer("""
+        mock.get("/text", mock.proxy("http://127.0.0.1:\(upstream.port)"))
+        mock.get("/teapot", mock.proxy("http://127.0.0.1:\(upstream.port)"))
+        mock.get("/local", mock.text("local"))
+        """)
+        defer { server.stop() }
+        let port = server.port
+        let r = await onThread {
+            RawHTTP.exchange(port, "GET /text HTTP/1.1\r\nHost: x\r\n\r\nGET /local HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /teapot HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        }
+        expectInOrder(r.text, ["plain text", "local", "short and stout"])
+        #expect(!r.timedOut)
+    }
+
     @Test("requests one after another reuse the connection to the upstream")
     func reusesConnections() async throws {
         let upstream = try startServer(upstreamScript)
