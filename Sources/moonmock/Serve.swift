@@ -19,7 +19,7 @@ enum Serve {
         var journal = 1000
         var journalBody = 64 * 1024
         var stateLimit = 64 << 20
-        var store: String?, storeTimeout = 1.0, replica: String?
+        var store: String?, storeTimeout = 1.0, replica: String?, storeWorkers = ServerConfiguration().storeWorkers
         let cores = ServerConfiguration().threads
         // Automatic VMs leave a core to the client: a mock server shares its machine with the
         // tests or the app calling it (on two cores with wrk on the same machine, one worker
@@ -97,6 +97,10 @@ enum Serve {
                     let v = try args.value(arg)
                     guard let t = Double(v), t > 0, t <= 60 else { throw UsageError("--store-timeout must be seconds (0 < S <= 60), got '\(v)'") }
                     storeTimeout = t
+                case "--store-workers":
+                    let v = try args.value(arg)
+                    guard let n = Int(v), (1...256).contains(n) else { throw UsageError("--store-workers must be a number from 1 to 256, got '\(v)'") }
+                    storeWorkers = n
                 case "--replica": replica = try args.value(arg)
                 case "--no-watch": watch = false
                 case "--bundle": bundle = try args.value(arg)
@@ -122,7 +126,7 @@ enum Serve {
             // With a store, Lua runs on the store workers (the loops hand them what may wait for
             // Redis): a VM for each. Else automatic VMs serve the workers there are: no more VMs
             // than --threads asks for.
-            if case .automatic = vms, store != nil { vms = .automatic(max: max(threads ?? cores, ServerConfiguration().storeWorkers)) }
+            if case .automatic = vms, store != nil { vms = .automatic(max: max(threads ?? cores, storeWorkers)) }
             else if case .automatic = vms, let threads { vms = .automatic(max: threads) }
             if bundle != nil && script != nil { throw UsageError("give a SCRIPT or --bundle DIR, not both (a script can use mock.bundle)") }
         } catch let error as UsageError {
@@ -189,7 +193,10 @@ enum Serve {
         // One worker per VM by default: with one VM, a second worker only waits for it, and
         // the VM's memory then moves between cores with every other request (measured on
         // two cores: one worker 96.6k rps, two workers 87.8k, with a third more CPU per request).
-        configuration.threads = threads ?? max(1, min(generation.vmCount, cores))
+        // With a store the VMs are the store workers': the loops are as many as without one
+        // (a core left for the client, as the automatic VM count leaves one).
+        configuration.threads = threads ?? max(1, min(store == nil ? generation.vmCount : cores - 1, cores))
+        configuration.storeWorkers = storeWorkers
         let reload: @Sendable () throws -> MoonmockServer.ReloadResult = {
             let outcome = host.reload()
             return .init(ok: outcome.ok, message: outcome.message, rules: host.status.rules)

@@ -69,6 +69,8 @@ struct CLITests {
                              with the same URL (Redis); unreachable at start: exit 1
       --store-timeout S      the longest a request waits for the store (default 1); past
                              it, or while the store is away, the request gets 503
+      --store-workers N      threads answering the requests that may wait for the store,
+                             off the event loops (default 8)
       --replica NAME         this replica's name in the shared journal (default
                              replica-N)
       --admin-token TOKEN    require Authorization: Bearer TOKEN for /__moonmock/ (the

@@ -28,7 +28,8 @@ extension EventLoop {
                 guard !commands.closed else { return }   // the loop has ended: nobody to answer
                 commands.offloaded.append(OffloadedAnswer(fd: fd, serial: serial, request: request, response: response,
                                                           delay: delay, head: head, http10: http10))
-                poke(commands)
+                // The first answer since the loop last took them wakes it; it takes them all.
+                if commands.offloaded.count == 1 { poke(commands) }
             }
         }
     }
