@@ -134,6 +134,8 @@ public final class StateStore: Sendable {
     /// Sets or (with `nil`) deletes; `ttl` in seconds. Throws ``LimitExceeded`` when the store is full.
     public func set(_ key: String, _ value: StateValue?, ttl: Double? = nil) throws {
         if let backend {
+            // Shared: the total is Redis's to bound (maxmemory); one entry past the limit is refused here.
+            if let value, Self.size(key, value) > limitBytes { throw LimitExceeded(key: key, limitBytes: limitBytes) }
             try backend.stateSet(key, value, ttl: ttl)
             changed(key)
             return
@@ -147,6 +149,7 @@ public final class StateStore: Sendable {
     @discardableResult
     public func add(_ key: String, _ value: StateValue, ttl: Double? = nil) throws -> Bool {
         let now = clock()
+        if backend != nil, Self.size(key, value) > limitBytes { throw LimitExceeded(key: key, limitBytes: limitBytes) }
         let added = try backend?.stateAdd(key, value, ttl: ttl) ?? store.withLock { s in
             if let entry = s.entries[key], entry.expires.map({ $0 > now }) ?? true { return false }
             try s.put(key, Entry(value: value, expires: ttl.map { now + $0 }), limit: limitBytes, now: now)

@@ -31,6 +31,7 @@ mock.get("/twice", mock.text("budget"), { times = 2 })
 mock.get("/twice", mock.text("after"))
 mock.get("/v", mock.variants { default = "one", one = mock.text("one"), two = mock.text("two") })
 mock.get("/plain", mock.text("plain"))
+mock.get("/big", function() mock.state:set("big", string.rep("x", 2000)); return "stored" end)
 """
 
 

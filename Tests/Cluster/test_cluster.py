@@ -216,6 +216,17 @@ def test_pipelined_requests_to_a_stateful_rule_answer_in_order(replicas) -> None
     assert json.loads(get(replicas[1].url + "/count")[1]) == {"n": 5}      # the HEAD counted too
 
 
+def test_one_entry_past_the_state_limit_is_refused_on_redis_too(tmp_path, redis) -> None:
+    (server,) = start_replicas(tmp_path, redis, 1, ["--state-limit", "1000"])
+    try:
+        status, body = get(server.url + "/big")
+        assert status == 500 and b"mock.state is full" in body and b"--state-limit" in body, body
+        assert json.loads(get(server.url + "/count")[1]) == {"n": 1}          # serving on
+        assert redis_cli(redis, "EXISTS", "moonmock:s:big").strip() == b"0"
+    finally:
+        server.stop()
+
+
 def test_unreachable_at_start_exits_1_with_the_reason(tmp_path, redis) -> None:
     script = tmp_path / "mocks.lua"
     script.write_text(SCRIPT)
