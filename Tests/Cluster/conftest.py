@@ -95,9 +95,9 @@ def redis(tmp_path) -> Iterator[Redis]:
     r.stop()
 
 
-def start_replicas(tmp_path: Path, redis: Redis, n: int = 3, extra: List[str] = ()) -> List[moonmock.Server]:
+def start_replicas(tmp_path: Path, redis: Redis, n: int = 3, extra: List[str] = (), script_prefix: str = "") -> List[moonmock.Server]:
     script = tmp_path / "mocks.lua"
-    script.write_text(SCRIPT)
+    script.write_text(script_prefix + SCRIPT)
     replicas = []
     for i in range(n):
         replicas.append(moonmock.serve(script, binary=os.environ.get("MOONMOCK_BIN"),

@@ -70,6 +70,40 @@ def test_a_variant_switched_on_one_is_served_by_all_within_100ms(replicas) -> No
     assert all(get(r.url + "/v")[1] == b"one" for r in replicas)
 
 
+def test_a_stub_endpoint_and_the_mock_bundle_switched_on_one_are_served_by_all(tmp_path, redis) -> None:
+    (tmp_path / "Stubs" / "getUser").mkdir(parents=True)
+    (tmp_path / "Stubs" / "getUser" / "found.200.json").write_text('{"id": 1}')
+    (tmp_path / "Stubs" / "getUser" / "missing.404.json").write_text('{"error": "no such user"}')
+    for name, text in (("happy", "all good"), ("sad", "all bad")):
+        (tmp_path / "Bundles" / name).mkdir(parents=True)
+        (tmp_path / "Bundles" / name / "body.txt").write_text(text)
+        (tmp_path / "Bundles" / name / "bundle.json").write_text(json.dumps(
+            [{"request": {"url": "://localhost/mood"}, "response": {"code": 200, "file": "body.txt", "mime_type": "text/plain"}}]))
+    extra = 'mock.stubs("Stubs", { getUser = "GET /users/:id" })\nmock.bundle("Bundles/happy", { name = "api" })\n'
+    servers = start_replicas(tmp_path, redis, 3, script_prefix=extra)
+    try:
+        assert all(get(s.url + "/users/7")[0] == 404 for s in servers)       # no stub yet: falls through
+        assert admin(servers[0], "variants/getUser", {"active": "missing"}, "PUT")[0] == 200
+        deadline = time.monotonic() + 0.1                                     # within 100 ms, everywhere
+        while time.monotonic() < deadline and not all(get(s.url + "/users/7")[1] == b'{"error": "no such user"}' for s in servers):
+            time.sleep(0.005)
+        assert [get(s.url + "/users/7") for s in servers] == [(404, b'{"error": "no such user"}')] * 3
+        assert admin(servers[1], "variants/getUser", {"active": "found"}, "PUT")[0] == 200
+        time.sleep(0.1)
+        assert [get(s.url + "/users/7") for s in servers] == [(200, b'{"id": 1}')] * 3
+        assert admin(servers[2], "variants/getUser", {"active": None}, "PUT")[0] == 200
+        time.sleep(0.1)
+        assert all(get(s.url + "/users/7")[0] == 404 for s in servers)       # "none" for all too
+
+        assert all(get(s.url.replace("127.0.0.1", "localhost") + "/mood")[1] == b"all good" for s in servers)
+        assert admin(servers[2], "bundle", {"rule": "api", "path": "Bundles/sad"}, "PUT")[0] == 200
+        time.sleep(0.1)
+        assert [get(s.url.replace("127.0.0.1", "localhost") + "/mood")[1] for s in servers] == [b"all bad"] * 3
+    finally:
+        for s in servers:
+            s.stop()
+
+
 def test_runtime_rules_are_shared(replicas) -> None:
     rule = {"method": "GET", "path": "/added", "respond": {"status": 201, "json": {"made": True}}}
     status, body = admin(replicas[1], "rules", rule, "POST")
