@@ -124,6 +124,16 @@ extension ScriptGeneration {
         lua_setfield(L, registry, SharingCheck.pristineKey)
     }
 
+    /// A state write's `ttl_seconds`: absent, or a number; anything else is an error (a table
+    /// such as `{ ttl = 5 }` would otherwise keep the value for ever).
+    private static func ttl(at i: Int32, _ stack: LuaStack, _ method: String) throws -> Double? {
+        if stack.isNil(at: i) { return nil }
+        guard let seconds = stack.number(at: i), seconds.isFinite else {
+            throw LuaError.host("mock.state:\(method): ttl_seconds must be a number of seconds, got \(stack.number(at: i).map { String($0) } ?? stack.typeName(at: i))")
+        }
+        return seconds
+    }
+
     /// `state_get` … `state_flush` in the table at `H`, on `store` (the engine's own by default;
     /// ``SpecRunner`` hands its spec VM the store of the engine under test).
     func installStateFunctions(_ H: Int32, store: StateStore? = nil) {
@@ -133,13 +143,13 @@ extension ScriptGeneration {
         }
         vm.setFunction("state_set", in: H) { stack in
             let key = try stack.checkString(1, "key")
-            try state.set(key, try stateValue(at: 2, stack), ttl: stack.number(at: 3))
+            try state.set(key, try stateValue(at: 2, stack), ttl: try Self.ttl(at: 3, stack, "set"))
             return 0
         }
         vm.setFunction("state_add", in: H) { stack in
             let key = try stack.checkString(1, "key")
             guard let value = try stateValue(at: 2, stack) else { throw LuaError.host("state:add needs a value") }
-            stack.push(try state.add(key, value, ttl: stack.number(at: 3)))
+            stack.push(try state.add(key, value, ttl: try Self.ttl(at: 3, stack, "add")))
             return 1
         }
         vm.setFunction("state_incr", in: H) { stack in

@@ -31,6 +31,14 @@ mock.get("/twice", mock.text("budget"), { times = 2 })
 mock.get("/twice", mock.text("after"))
 mock.get("/v", mock.variants { default = "one", one = mock.text("one"), two = mock.text("two") })
 mock.get("/plain", mock.text("plain"))
+mock.get("/ops", function()
+  local first = mock.state:add("once", "a")
+  local second = mock.state:add("once", "b")
+  mock.state:set("brief", "soon gone", 0.3)
+  return { first = first, second = second, once = mock.state:get("once") }
+end)
+mock.get("/keys", function() local k = mock.state:keys(); table.sort(k); return { keys = k, brief = mock.state:get("brief") } end)
+mock.get("/forget", function() mock.state:delete("once"); return { once = mock.state:get("once") } end)
 mock.get("/big", function() mock.state:set("big", string.rep("x", 2000)); return "stored" end)
 """
 

@@ -49,6 +49,20 @@ def test_state_values_keep_their_lua_types_across_replicas(replicas) -> None:
     assert admin(replicas[2], "state/i")[1] == 40
 
 
+def test_add_ttl_keys_delete_and_flush_across_replicas_stay_under_the_prefix(replicas, redis) -> None:
+    redis_cli(redis, "SET", "someone-else:key", "kept")                   # not Moonmock's
+    assert json.loads(get(replicas[0].url + "/ops")[1]) == {"first": True, "second": False, "once": "a"}
+    assert json.loads(get(replicas[1].url + "/keys")[1]) == {"keys": ["brief", "once"], "brief": "soon gone"}
+    time.sleep(0.5)                                                          # the ttl is Redis's
+    assert json.loads(get(replicas[2].url + "/keys")[1]) == {"keys": ["once"]}
+    assert json.loads(get(replicas[2].url + "/forget")[1]) == {}
+    assert json.loads(get(replicas[0].url + "/count")[1]) == {"n": 1}
+    assert admin(replicas[1], "state")[1] == {"n": 1}
+    assert admin(replicas[2], "state", method="DELETE")[0] == 200            # flush, from any replica
+    assert admin(replicas[0], "state")[1] == {}
+    assert redis_cli(redis, "GET", "someone-else:key").strip() == b"kept"
+
+
 def test_a_sequence_and_a_times_budget_honoured_across_them(replicas) -> None:
     answers = [get(replicas[i % 3].url + "/seq")[1] for i in range(4)]
     assert answers == [b"first", b"second", b"third", b"third"]

@@ -62,6 +62,20 @@ struct ErrorTests {
         #expect(engine.send("GET", "/badreturn").text.contains("a handler must return a table, a string, a mock.* response or nil, not a number"))
     }
 
+    @Test("a ttl that is not a number is an error naming what came, at the handler's line")
+    func ttlNotANumber() throws {
+        let (engine, _) = try makeEngine("""
+        mock.get("/set", function() mock.state:set("k", "v", { ttl = 5 }); return "set" end)
+        mock.get("/add", function() mock.state:add("k", "v", "5") return "added" end)
+        mock.get("/fine", function() mock.state:set("k", "v", 5); return "fine" end)
+        """)
+        let set = engine.send("GET", "/set")
+        #expect(set.status == 500 && set.text.contains("mocks.lua:1:") && set.text.contains("mock.state:set: ttl_seconds must be a number of seconds, got table"))
+        #expect(engine.send("GET", "/add").text.contains("mock.state:add: ttl_seconds must be a number of seconds, got string"))
+        #expect(try engine.state.get("k") == nil)
+        #expect(engine.send("GET", "/fine").text == "fine")
+    }
+
     @Test("an infinite loop in a handler gives a 500 quickly and the VM keeps serving")
     func infiniteLoop() throws {
         let options = ScriptOptions(libraryPaths: [], limits: LuaLimits(instructions: 2_000_000, memoryBytes: 64 << 20))
