@@ -66,6 +66,7 @@ public final class Engine: Sendable {
         self.nextID = Atomic<Int>(store?.firstRequestID ?? 1)
         self.journal = Journal(capacity: journalCapacity, sink: store?.journalSink)
         self.state = state ?? StateStore(clock: environment.now, feed: feed, backend: store)
+        store?.onOtherReplicasEntries(wanted: { feed.isWatched }) { feed.publish(.otherReplicas(.init($0))) }
     }
 
     /// The CORS policy the script declared with `mock.cors{...}`; `nil` when it declared none.

@@ -23,6 +23,15 @@ public final class EventFeed: Sendable {
         case rules
         /// The journal was cleared (or the engine reset).
         case journalCleared
+        /// Entries other replicas journaled (with a shared store), as they were written.
+        case otherReplicas(ReplicaEntries)
+    }
+
+    /// Journal entries of other replicas, passed on as they are (equal when their ids are).
+    public struct ReplicaEntries: Sendable, Equatable {
+        public let entries: [JournalEntry]
+        public init(_ entries: [JournalEntry]) { self.entries = entries }
+        public static func == (a: Self, b: Self) -> Bool { a.entries.map(\.id) == b.entries.map(\.id) }
     }
 
     /// One watcher's queue.

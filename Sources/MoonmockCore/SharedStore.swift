@@ -42,12 +42,21 @@ public protocol SharedStore: AnyObject, Sendable {
     /// Counters and switches back to the start (`POST /__moonmock/reset`); state is flushed apart.
     func reset() throws
 
+    /// Calls `handler` with the entries other replicas journal, soon after they are written,
+    /// whenever `wanted` says someone is watching (the dashboard's live list).
+    func onOtherReplicasEntries(wanted: @escaping @Sendable () -> Bool, _ handler: @escaping @Sendable ([JournalEntry]) -> Void)
+
     /// The store's status for `GET /__moonmock/health`.
     var health: JSONValue { get }
     /// This replica's name, as its journal entries carry it.
     var replicaName: String { get }
     /// The first request id this replica uses: ids stay unique across replicas.
     var firstRequestID: Int { get }
+}
+
+extension SharedStore {
+    /// A store without replicas to hear from: nothing to do.
+    public func onOtherReplicasEntries(wanted: @escaping @Sendable () -> Bool, _ handler: @escaping @Sendable ([JournalEntry]) -> Void) {}
 }
 
 /// The groups of switches replicas share.

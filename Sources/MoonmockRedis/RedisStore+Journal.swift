@@ -19,17 +19,23 @@ extension RedisStore {
         let count = String(journalCapacity)
         let replies = streams.isEmpty ? [] : try pool.with { c in try c.pipeline(streams.map { ["XREVRANGE", $0, "+", "-", "COUNT", count] }) }
         var entries: [JournalEntry] = []
-        for case .array(let items) in replies {
-            for case .array(let parts) in items.reversed() where parts.count == 2 {
-                guard case .array(let fields) = parts[1] else { continue }
-                for i in stride(from: 0, to: fields.count - 1, by: 2) where fields[i] == .string(Array("e".utf8)) {
-                    if case .string(let json) = fields[i + 1], let entry = try? JournalEntry(sharedJSON: json) { entries.append(entry) }
-                }
-            }
-        }
+        for case .array(let items) in replies { entries += Self.decode(items.reversed()) }
         // Stable: entries with one timestamp keep the streams' order.
         let sorted = entries.enumerated().sorted { ($0.element.timestamp, $0.offset) < ($1.element.timestamp, $1.offset) }.map(\.element)
         return Array(sorted.suffix(journalCapacity))
+    }
+
+    /// The journal entries in stream items (`[id, [field, value, …]]`), in the items' order;
+    /// what does not parse is skipped.
+    static func decode<Items: Sequence<RedisReply>>(_ items: Items) -> [JournalEntry] {
+        var entries: [JournalEntry] = []
+        for case .array(let item) in items where item.count == 2 {
+            guard case .array(let fields) = item[1] else { continue }
+            for i in stride(from: 0, to: fields.count - 1, by: 2) where fields[i] == .string(Array("e".utf8)) {
+                if case .string(let json) = fields[i + 1], let entry = try? JournalEntry(sharedJSON: json) { entries.append(entry) }
+            }
+        }
+        return entries
     }
 
     public func clearJournal() throws {
@@ -84,6 +90,26 @@ extension RedisStore {
         // Refused (a key of another type, a read-only replica): said in health, not retried.
         let refused = replies.lazy.compactMap { reply -> String? in if case .error(let why) = reply { return why } else { return nil } }.first
         journalError.withLock { $0 = refused }
+        // Other replicas' dashboards show these live: which ids, on the changes channel.
+        if replies.count > 1, let first = replies[1].text, let last = replies[replies.count - 1].text {
+            _ = try? pool.run(["PUBLISH", changesChannel, "journal:\(first) \(last) \(journalStream)"])
+        }
         return true
+    }
+
+    public func onOtherReplicasEntries(wanted: @escaping @Sendable () -> Bool, _ handler: @escaping @Sendable ([JournalEntry]) -> Void) {
+        entryWatcher.withLock { $0 = (wanted, handler) }
+    }
+
+    /// `FIRST LAST STREAM` from the changes channel: another replica appended those entries.
+    /// Read (off the subscriber thread) only while someone here watches.
+    func heardEntries(_ message: String) {
+        let parts = message.split(separator: " ", maxSplits: 2).map(String.init)
+        guard parts.count == 3, parts[2] != journalStream, let watcher = entryWatcher.withLock({ $0 }), watcher.wanted() else { return }
+        entryReader.async { [pool] in
+            guard case .array(let items)? = try? pool.run(["XRANGE", parts[2], parts[0], parts[1]]) else { return }
+            let entries = Self.decode(items)
+            if !entries.isEmpty { watcher.handler(entries) }
+        }
     }
 }

@@ -3,8 +3,9 @@ import MoonmockCore
 
 /// Switches and runtime rules: a hash per group (`PREFIX:h:GROUP`), and a message naming the
 /// group on `PREFIX:changes` with every change. A subscriber thread with a connection of its
-/// own hands each message to the engine's side (``onSettingsChanged(_:)``) and answers journal
-/// barriers (`sync:TOKEN`, see ``syncJournal()``); after it lost
+/// own hands each message to the engine's side (``onSettingsChanged(_:)``), answers journal
+/// barriers (`sync:TOKEN`, see ``syncJournal()``) and passes on other replicas' new entries
+/// (`journal:FIRST LAST STREAM`, see ``heardEntries(_:)``); after it lost
 /// Redis, it reconnects with a backoff and reports every group (what changed meanwhile is
 /// unknown).
 extension RedisStore {
@@ -53,6 +54,7 @@ extension RedisStore {
                         guard case .array(let parts) = try connection.read(), parts.count == 3, parts[0].text == "message",
                               let name = parts[2].text else { continue }
                         if name.hasPrefix("sync:") { self?.answerSync(String(name.dropFirst(5))); continue }
+                        if name.hasPrefix("journal:") { self?.heardEntries(String(name.dropFirst(8))); continue }
                         guard let group = SharedSettings(rawValue: name) else { continue }
                         self?.announce(group)
                     }

@@ -25,6 +25,10 @@ public final class RedisStore: SharedStore, @unchecked Sendable {
     let subscriber = Locked<[@Sendable (SharedSettings) -> Void]>([])
     /// Why Redis refused the journal's last append, if it did.
     let journalError = Locked<String?>(nil)
+    /// Who hears of other replicas' entries (``onOtherReplicasEntries(wanted:_:)``), and the
+    /// queue that reads them, in the order they were announced.
+    let entryWatcher = Locked<(wanted: @Sendable () -> Bool, handler: @Sendable ([JournalEntry]) -> Void)?>(nil)
+    let entryReader = DispatchQueue(label: "moonmock-redis-entries")
 
     /// Connects (throws ``StoreUnavailable`` when Redis does not answer within `timeout`
     /// seconds) and takes this replica's number.

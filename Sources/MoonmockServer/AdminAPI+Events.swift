@@ -52,6 +52,8 @@ final class FeedStream: StreamContinuation, @unchecked Sendable {
             case .state(let key): bytes += AdminAPI.sse("state", .object(["key": key.map(JSONValue.string) ?? .null]))
             case .rules: bytes += AdminAPI.sse("rules", .object([:]))
             case .journalCleared: bytes += AdminAPI.sse("cleared", .object([:]))
+            case .otherReplicas(let shared):
+                for entry in shared.entries { bytes += AdminAPI.sse("request", AdminAPI.json(entry)) }
             }
         }
         var chunks: [StreamPlan.Chunk] = []

@@ -176,6 +176,23 @@ def redis_cli(redis, *args: str) -> bytes:
     return subprocess.run(["redis-cli", "-p", str(redis.port), *args], capture_output=True, timeout=10, check=True).stdout
 
 
+def test_a_dashboard_on_one_replica_sees_the_others_requests_live(replicas) -> None:
+    host, port = replicas[0].url.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as s:
+        s.sendall(b"GET /__moonmock/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        seen = b""
+        while b"event: hello" not in seen:
+            seen += s.recv(65536)
+        get(replicas[1].url + "/plain?from=r2")
+        get(replicas[2].url + "/count")
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and not (b"from=r2" in seen and b'"replica":"r3"' in seen):
+            seen += s.recv(65536)
+    # The stream is chunked: read the events out of the bytes, chunk-size lines or not.
+    events = [json.loads(m) for m in re.findall(rb"event: request\ndata: (\{.*?\})\n\n", seen)]
+    assert [(e["replica"], e["url"].split("/")[-1]) for e in events] == [("r2", "plain?from=r2"), ("r3", "count")], seen
+
+
 def test_redis_stopped_mid_test_then_restarted(replicas, redis) -> None:
     assert json.loads(get(replicas[0].url + "/count")[1]) == {"n": 1}
     redis.stop()
