@@ -1,10 +1,11 @@
 import Foundation
 import MoonmockCore
 
-/// An answer made off the loop (``StoreWorkers``) for the request of connection `fd`
-/// (`serial` tells a later connection on the same descriptor from this one).
-struct OffloadedAnswer: @unchecked Sendable {
-    // @unchecked: handed from the worker to the loop once, through the loop's command lock.
+/// An answer made off the loop for the request of connection `fd` — by the upstream pool
+/// (`mock.proxy`) or a store worker (``StoreWorkers``) — while the connection waited parked in
+/// `.proxying` (`serial` tells a later connection on the same descriptor from this one).
+struct ParkedAnswer: @unchecked Sendable {
+    // @unchecked: handed from its thread to the loop once, through the loop's command lock.
     let fd: Int32
     let serial: UInt64
     let request: MockRequest
@@ -14,10 +15,10 @@ struct OffloadedAnswer: @unchecked Sendable {
     let http10: Bool
 }
 
-/// With a shared store, a request that may wait for it is answered by a store worker: the loop
-/// parks the connection (as for `mock.proxy`), serves the others, and acts on the answer when
-/// it comes back through the command queue.
+/// Requests answered off the loop: the loop parks the connection, serves the others, and acts
+/// on the answer when it comes back through the command queue.
 extension EventLoop {
+    /// With a shared store, a request that may wait for it goes to a store worker.
     func offload(_ c: Connection, _ request: MockRequest, to workers: StoreWorkers, server: MoonmockServer, head: Bool, http10: Bool) {
         c.state = .proxying
         let fd = c.fd, serial = c.serial
@@ -26,16 +27,21 @@ extension EventLoop {
             let (response, delay) = server.answer(request) { ($0, $1) }
             commands.withLock { commands in
                 guard !commands.closed else { return }   // the loop has ended: nobody to answer
-                commands.offloaded.append(OffloadedAnswer(fd: fd, serial: serial, request: request, response: response,
-                                                          delay: delay, head: head, http10: http10))
-                // The first answer since the loop last took them wakes it; it takes them all.
-                if commands.offloaded.count == 1 { poke(commands) }
+                park(ParkedAnswer(fd: fd, serial: serial, request: request, response: response, delay: delay, head: head, http10: http10),
+                     in: &commands)
             }
         }
     }
 
-    /// Acts on a worker's answer, if its connection is still open and waiting for it.
-    func completeOffloaded(_ answer: OffloadedAnswer) {
+    /// Queues an answer for the loop (under the command lock); the first since the loop last
+    /// took them wakes it, and it takes them all.
+    func park(_ answer: ParkedAnswer, in commands: inout Commands) {
+        commands.answers.append(answer)
+        if commands.answers.count == 1 { poke(commands) }
+    }
+
+    /// Acts on an answer made off the loop, if its connection is still open and waiting for it.
+    func completeParked(_ answer: ParkedAnswer) {
         guard answer.fd >= 0, Int(answer.fd) < connections.count, let c = connections[Int(answer.fd)], c.serial == answer.serial,
               case .proxying = c.state else { return }
         act(c, answer.request, answer.response, answer.delay, head: answer.head, http10: answer.http10)

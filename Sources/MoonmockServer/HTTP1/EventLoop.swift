@@ -44,10 +44,8 @@ final class EventLoop: @unchecked Sendable {
         var exit = false
         /// The loop has ended and closed its descriptors.
         var closed = false
-        /// Upstream answers of `mock.proxy` for the loop to deliver.
-        var proxied: [ProxiedAnswer] = []
-        /// Answers of store workers (``StoreWorkers``) for the loop to act on.
-        var offloaded: [OffloadedAnswer] = []
+        /// Answers made off the loop (`mock.proxy`'s upstreams, store workers) for it to act on.
+        var answers: [ParkedAnswer] = []
         /// WebSockets with messages to send from other threads: (fd, serial).
         var websockets: [(Int32, UInt64)] = []
     }
@@ -213,11 +211,10 @@ final class EventLoop: @unchecked Sendable {
         var value: UInt64 = 0
         _ = read(wakeup, &value, 8)
         let pending = commands.withLock { c in
-            defer { c.stopAccepting = false; c.proxied = []; c.offloaded = []; c.websockets = [] }
+            defer { c.stopAccepting = false; c.answers = []; c.websockets = [] }
             return c
         }
-        pending.proxied.forEach(completeProxy)
-        pending.offloaded.forEach(completeOffloaded)
+        pending.answers.forEach(completeParked)
         for (fd, serial) in pending.websockets {
             if Int(fd) < connections.count, let c = connections[Int(fd)], c.serial == serial, case .websocket(let ws) = c.state { flushSocket(c, ws) }
         }
