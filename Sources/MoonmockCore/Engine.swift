@@ -113,15 +113,21 @@ public final class Engine: Sendable {
     /// ```
     public func mayUseStore(_ request: MockRequest) -> Bool {
         guard store != nil else { return false }
-        let sets = self.sets.withLock { $0 }
-        return request.withPathSegments { path in
-            for set in [sets.runtime, sets.script] where !set.isEmpty {
-                for index in set.candidates(for: request, path) where set.borrowedRule(index)._withUnsafeGuaranteedRef({ $0.mayUseStore }) {
-                    return true
+        func reaches(_ sets: RuleSets) -> Bool {
+            request.withPathSegments { path in
+                for set in [sets.runtime, sets.script] where !set.isEmpty {
+                    for index in set.candidates(for: request, path) where set.borrowedRule(index)._withUnsafeGuaranteedRef({ $0.mayUseStore }) {
+                        return true
+                    }
                 }
+                return false
             }
-            return false
         }
+        // The thread's snapshot, as a request reads it (no lock every loop takes), unless a
+        // request of this thread borrows it now.
+        let lane = EngineLanes.lane(serial)
+        if lane.depth > 0 { return reaches(sets.withLock { $0 }) }
+        return snapshot(lane)._withUnsafeGuaranteedRef { reaches($0) }
     }
 
     /// The rule sets as this thread last saw them, read again when they changed. The lane keeps

@@ -20,7 +20,7 @@ final class JournalWriter: JournalSink, @unchecked Sendable {
     private let capacity: Int
     /// How long entries wait when nobody reads.
     static let interval = 0.1
-    /// The most entries one stream entry (one EVAL) carries.
+    /// The most entries one pipelined append carries.
     static let batchLimit = 512
 
     init(capacity: Int) {
