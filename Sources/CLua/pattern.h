@@ -83,7 +83,9 @@ static int mm_pat_set(int c, const unsigned char *p, const unsigned char *close)
     p++;
     if (*p == '^') { member = 0; p++; }
     for (; p < close; p++) {
-        if (*p == '%' && p + 1 < close) {
+        if (*p == '%') {
+            // As Lua does: the escaped character may be the closing ']' itself, as in "[a-%%]"
+            // (the range a-% takes the first '%', the second escapes the ']').
             p++;
             if (mm_pat_class(c, *p)) return member;
         } else if (p + 2 < close && p[1] == '-') {
