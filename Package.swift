@@ -1,8 +1,43 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Lua: Apple platforms build Lua 5.4.8 from its own sources (Sources/CLuaVendored, a third-party
+// folder: iOS has no system Lua). Linux links Debian's liblua5.4 (pkg-config lua5.4) unless the
+// package is built with MOONMOCK_LUA=vendored, which builds the same sources Apple does.
+// (The manifest runs on the host: an iOS build happens on a Mac, so it takes the vendored copy.)
+#if os(Linux)
+let vendoredLua = Context.environment["MOONMOCK_LUA"] == "vendored"
+#else
+let vendoredLua = true
+#endif
+
+let lua: Target = vendoredLua
+    ? .target(
+        name: "CLua",
+        dependencies: ["CJSONSkim"],
+        path: "Sources/CLuaVendored",
+        exclude: ["third-party/lua-5.4.8/README.md", "third-party/lua-5.4.8/LICENSE"],
+        sources: ["third-party/lua-5.4.8"],
+        publicHeadersPath: "include",
+        cSettings: [
+            // Debian builds its liblua5.4 with the 5.3 compatibility functions (math.pow, ...): the same Lua on every platform.
+            .define("LUA_COMPAT_5_3"),
+            .define("LUA_USE_LINUX", .when(platforms: [.linux])),
+            .define("LUA_USE_MACOSX", .when(platforms: [.macOS])),
+            .define("LUA_USE_IOS", .when(platforms: [.iOS, .tvOS, .watchOS, .visionOS, .macCatalyst])),
+        ],
+        linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux])), .linkedLibrary("dl", .when(platforms: [.linux]))]
+    )
+    : .systemLibrary(name: "CLua", pkgConfig: "lua5.4", providers: [.apt(["liblua5.4-dev"]), .brew(["lua@5.4"])])
+
+/// The platforms where a C library the library products can do without exists as a system library.
+let linuxOnly = TargetDependencyCondition.when(platforms: [Platform.linux])
+
 let package = Package(
     name: "Moonmock",
+    // Synchronization's Mutex and Atomic need macOS 15 / iOS 18: Locked and AtomicCounter have
+    // a Darwin backend of their own (os_unfair_lock) so that apps with older floors can adopt it.
+    platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     products: [
         .library(name: "Moonmock", targets: ["Moonmock"]),
         .library(name: "MoonmockCore", targets: ["MoonmockCore"]),
@@ -16,21 +51,20 @@ let package = Package(
         .library(name: "MoonmockStubber", targets: ["MoonmockStubber"]),
     ],
     targets: [
-        .systemLibrary(
-            name: "CLua",
-            pkgConfig: "lua5.4",
-            providers: [.apt(["liblua5.4-dev"])]
-        ),
+        lua,
         // OpenSSL for HTTPS on the server's own HTTP/1.1 layer (non-blocking sessions in the
         // epoll loops) and the local certificate authority of `--tls self-signed`.
         .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
-        // zlib, Brotli and Zstandard decoders: the in-process door takes a response's content
-        // codings off its body, as URLSession's libcurl does for the socket door.
+        // zlib's inflate (gzip, deflate): in every SDK, iOS's included.
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // Brotli and Zstandard decoders (Linux: URLSession's libcurl decodes them, so the
+        // in-process door does too). Apple platforms decode Brotli with the Compression framework.
         .systemLibrary(
             name: "CCompression",
-            providers: [.apt(["zlib1g-dev", "libbrotli-dev", "libzstd-dev"])]
+            providers: [.apt(["libbrotli-dev", "libzstd-dev"])]
         ),
-        // Headers only (epoll, eventfd, TCP options) for the server's own HTTP/1.1 layer.
+        // Linux backend: headers only (epoll, eventfd, accept4, SIOCOUTQ, TCP options) for the
+        // server's own HTTP/1.1 layer and the tests' posix_spawn. Darwin's calls come with Darwin.
         .systemLibrary(name: "CLinuxIO"),
         // The thread that arms a Lua call's instruction budget once the call runs long.
         .target(name: "CWatchdog"),
@@ -41,8 +75,17 @@ let package = Package(
         .target(name: "LuaBridge", dependencies: ["CLua", "CWatchdog", "CJSONSkim"]),
         .target(name: "MoonmockCore", dependencies: ["CJSONSkim"]),
         .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
-        .target(name: "Moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockProxy", "CCompression"]),
-        .target(name: "MoonmockServer", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockProxy", "MoonmockImport", "COpenSSL", "CLinuxIO"]),
+        // The library's closure fits iOS: libcurl (mock.proxy's insecure upstreams) and Brotli/zstd
+        // on Linux only; Apple platforms use a URLSession and the Compression framework.
+        .target(name: "Moonmock", dependencies: [
+            "MoonmockCore", "MoonmockScript", "CZlib",
+            .target(name: "MoonmockProxy", condition: linuxOnly),
+            .target(name: "CCompression", condition: linuxOnly),
+        ]),
+        .target(name: "MoonmockServer", dependencies: [
+            "MoonmockCore", "MoonmockScript", "MoonmockProxy", "MoonmockImport", "COpenSSL",
+            .target(name: "CLinuxIO", condition: linuxOnly),
+        ]),
         // libcurl for mock.proxy's upstream requests (a C function per request: curl_easy_setopt is variadic).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         // mock.proxy on the server: upstream requests on a pool of threads, each keeping its connections.
@@ -63,9 +106,12 @@ let package = Package(
         // Fuzz targets (scripts/fuzz runs them under libFuzzer; the test suite replays their corpora).
         .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis", "LuaBridge", "CLua"]),
         .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
-        // Test support: Subprocess, a posix_spawn child in Process's shape (Foundation's
-        // Process.run is not safe while other threads open descriptors).
-        .target(name: "MoonmockTestSupport", dependencies: ["CLinuxIO"], path: "Tests/MoonmockTestSupport"),
+        // Test support the library tests share (portable: a loopback server, session helpers).
+        .target(name: "MoonmockTestSupport", path: "Tests/MoonmockTestSupport"),
+        // Server and CLI tests only: Subprocess, a posix_spawn child in Process's shape
+        // (Foundation's Process.run is not safe while other threads open descriptors).
+        .target(name: "MoonmockProcessSupport", dependencies: [.target(name: "CLinuxIO", condition: linuxOnly)],
+                path: "Tests/MoonmockProcessSupport"),
         .testTarget(name: "LuaBridgeTests", dependencies: ["LuaBridge"]),
         .testTarget(name: "MoonmockCoreTests", dependencies: ["MoonmockCore"]),
         .testTarget(name: "MoonmockRedisTests", dependencies: ["MoonmockRedis", "MoonmockCore"]),
@@ -80,8 +126,8 @@ let package = Package(
                     resources: [.copy("bundles")]),
         .testTarget(name: "MoonmockStubberTests", dependencies: ["MoonmockStubber", "MoonmockTestSupport"],
                     resources: [.copy("Stubs")]),
-        .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript", "MoonmockProxy", "LuaBridge", "COpenSSL", "MoonmockTestSupport"]),
-        .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock", "MoonmockFuzz", "MoonmockTestSupport"]),
+        .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript", "MoonmockProxy", "LuaBridge", "COpenSSL", "MoonmockTestSupport", "MoonmockProcessSupport"]),
+        .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock", "MoonmockFuzz", "MoonmockTestSupport", "MoonmockProcessSupport"]),
         .testTarget(name: "MoonmockImportTests", dependencies: ["MoonmockImport", "MoonmockCore", "MoonmockScript"]),
         // The same requests through both front doors: in-process and over a socket.
         .testTarget(name: "MoonmockParityTests", dependencies: ["Moonmock", "MoonmockServer", "MoonmockCore"]),

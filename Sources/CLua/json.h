@@ -1,8 +1,10 @@
 #ifndef MOONMOCK_CLUA_JSON_H
 #define MOONMOCK_CLUA_JSON_H
 
+#ifndef lua_h   // Debian's headers unless a vendored Lua's came first
 #include <lua.h>
 #include <lauxlib.h>
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,12 @@
 #ifndef MOONMOCK_CLUA_SHIM_H
 #define MOONMOCK_CLUA_SHIM_H
 
+// Debian's headers (pkg-config lua5.4); a vendored Lua's own headers come first (their guards).
+#ifndef lua_h
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 

@@ -9,6 +9,14 @@
 #include <sys/socket.h>
 #include <time.h>
 
+// Linux: no SIGPIPE for this send. Darwin sets SO_NOSIGPIPE on each accepted socket instead
+// (older SDKs have no MSG_NOSIGNAL).
+#if defined(MSG_NOSIGNAL)
+#define MM_NOSIGNAL MSG_NOSIGNAL
+#else
+#define MM_NOSIGNAL 0
+#endif
+
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -40,7 +48,7 @@ typedef struct { int fd; int eof; } mm_socket;
 static int socket_write(BIO *bio, const char *data, size_t length, size_t *written) {
     mm_socket *s = BIO_get_data(bio);
     BIO_clear_retry_flags(bio);
-    ssize_t n = send(s->fd, data, length, MSG_NOSIGNAL);
+    ssize_t n = send(s->fd, data, length, MM_NOSIGNAL);
     if (n >= 0) { *written = (size_t)n; return 1; }
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) BIO_set_retry_write(bio);
     return 0;

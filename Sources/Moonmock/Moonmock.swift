@@ -4,7 +4,6 @@ import FoundationNetworking
 #endif
 import MoonmockCore
 import MoonmockScript
-import Synchronization
 
 /// An in-process Moonmock: an ``Engine`` with rules from `mocks.lua` and Swift stubs, reached
 /// through a `URLProtocol` by the `URLSession`s you install it into. No socket, no port.
@@ -237,7 +236,7 @@ public final class Moonmock: @unchecked Sendable {
 enum InstanceRegistry {
     private struct Weak { weak var instance: Moonmock? }
     private static let instances = Locked<[ObjectIdentifier: Weak]>([:])
-    private static let counter = Atomic<Int>(1)
+    private static let counter = AtomicInt(1)
     private static let globalInstance = Locked<Weak>(Weak())
 
     static var global: Moonmock? {

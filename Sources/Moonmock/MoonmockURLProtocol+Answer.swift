@@ -19,10 +19,14 @@ enum Answer {
     case fail(any Error)
     /// Hand the request to the real network (the request a redirect led to, or the original);
     /// for `mock.proxy`, the journal id whose status the upstream's answer gives.
-    case passThrough(URLRequest, journalID: Int? = nil)
-    /// `mock.proxy` with `insecure`: through libcurl, which can skip the certificate check that
-    /// URLSession on Linux cannot (the request, its target with the journal id, HEAD or not).
+    /// `insecure`: `mock.proxy(…, {insecure = true})` on Apple platforms, whose URLSession can
+    /// accept any server certificate (a session whose delegate trusts it).
+    case passThrough(URLRequest, journalID: Int? = nil, insecure: Bool = false)
+    #if canImport(MoonmockProxy)
+    /// `mock.proxy` with `insecure` on Linux: through libcurl, which can skip the certificate
+    /// check that URLSession on Linux cannot (the request, its target with the journal id, HEAD or not).
     case forward(MockRequest, ProxyTarget, head: Bool)
+    #endif
 
     /// Runs `request` through `owner`'s engine, logs it and prepares what to deliver. A redirect
     /// the engine answers is followed as URLSession follows one from the network (a `URLProtocol`
@@ -44,13 +48,16 @@ enum Answer {
             if exchange.matched {
                 logging.log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0, ruleID: exchange.ruleID)
                 delay += exchange.delayMilliseconds
+                #if canImport(MoonmockProxy)
                 if let proxy = exchange.response.proxy, proxy.insecure {
                     self = .forward(exchange.request, proxy.forJournal(exchange.request.id), head: head)
                     return
                 }
+                #endif
                 if let proxy = exchange.response.proxy {
                     // mock.proxy: the pass-through session sends it upstream; its answer (or URLError) is the task's.
-                    self = .passThrough(Self.upstreamRequest(current, exchange.request, proxy), journalID: exchange.request.id)
+                    self = .passThrough(Self.upstreamRequest(current, exchange.request, proxy), journalID: exchange.request.id,
+                                        insecure: proxy.insecure)
                     return
                 }
                 if let next = Self.redirect(from: current, by: exchange.response) {

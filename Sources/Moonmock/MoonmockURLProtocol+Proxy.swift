@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import MoonmockCore
+#if canImport(MoonmockProxy)
 import MoonmockProxy
 
 extension MoonmockURLProtocol {
@@ -32,6 +33,7 @@ extension MoonmockURLProtocol {
         }
     }
 }
+#endif
 
 extension MoonmockURLProtocol {
     // MARK: pass-through
@@ -47,7 +49,31 @@ extension MoonmockURLProtocol {
         return URLSession(configuration: configuration, delegate: nil, delegateQueue: queue)
     }()
 
-    func passThrough(_ request: URLRequest, journalID: Int? = nil) {
+    #if canImport(MoonmockProxy)
+    static var insecureSession: URLSession { upstreamSession }   // Linux: insecure upstreams go through libcurl
+    #else
+    /// Apple platforms: `mock.proxy(…, {insecure = true})`, a session whose delegate accepts any
+    /// server certificate (Linux's URLSession cannot, so there libcurl forwards it).
+    static let insecureSession: URLSession = {
+        let queue = OperationQueue()
+        queue.name = "moonmock.passThrough.insecure"
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        return URLSession(configuration: configuration, delegate: TrustingDelegate(), delegateQueue: queue)
+    }()
+
+    /// Trusts whatever certificate the upstream presents (only for `insecure` proxies).
+    private final class TrustingDelegate: NSObject, URLSessionDelegate, @unchecked Sendable {
+        func urlSession(_ session: URLSession, didReceive challenge: URLAuthenticationChallenge) async
+            -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+            guard challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
+                  let trust = challenge.protectionSpace.serverTrust else { return (.performDefaultHandling, nil) }
+            return (.useCredential, URLCredential(trust: trust))
+        }
+    }
+    #endif
+
+    func passThrough(_ request: URLRequest, journalID: Int? = nil, insecure: Bool = false) {
         guard let mutable = (request as NSURLRequest).mutableCopy() as? NSMutableURLRequest else {
             fail(URLError(.unknown)); return
         }
@@ -58,7 +84,7 @@ extension MoonmockURLProtocol {
         // Not from this thread: startLoading runs on URLSession's work queue, and creating a
         // task on any session synchronously enters that queue again (a deadlock on Linux).
         DispatchQueue.global().async {
-            let task = Self.upstreamSession.dataTask(with: upstreamRequest.value) { data, response, error in
+            let task = (insecure ? Self.insecureSession : Self.upstreamSession).dataTask(with: upstreamRequest.value) { data, response, error in
                 let result = Unchecked((data, response, error))
                 queue.async {
                     let this = me.value

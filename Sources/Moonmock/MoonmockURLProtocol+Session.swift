@@ -4,7 +4,6 @@ import Foundation
 import FoundationNetworking
 #endif
 import MoonmockCore
-import Synchronization
 
 /// What a task's session says about the requests it sends: read once per session.
 ///
@@ -93,7 +92,7 @@ struct SessionFacts: Sendable {
     }()
 
     /// 0 until the first read checks the place against a `Mirror`, then 1 (agreed) or -1 (use the `Mirror`).
-    private static let sessionOffsetChecked = Atomic<Int>(0)
+    private static let sessionOffsetChecked = AtomicInt(0)
 
     private static let cache = Locked<[ObjectIdentifier: (session: WeakSession, facts: SessionFacts)]>([:])
 }

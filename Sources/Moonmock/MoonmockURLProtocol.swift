@@ -121,10 +121,12 @@ public class MoonmockURLProtocol: URLProtocol {
             }
         case .fail(let error):
             fail(error)
-        case .passThrough(let upstream, let journalID):
-            passThrough(upstream, journalID: journalID)
+        case .passThrough(let upstream, let journalID, let insecure):
+            passThrough(upstream, journalID: journalID, insecure: insecure)
+        #if canImport(MoonmockProxy)
         case .forward(let upstream, let proxy, let head):
             forward(upstream, to: proxy, head: head)
+        #endif
         }
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
-import Synchronization
 
 /// What one thread keeps of one ``Engine`` between requests, so that a request writes nothing
 /// another core reads: the rule-set snapshot it routes with (held here, borrowed per request:
@@ -59,13 +60,15 @@ enum EngineLanes {
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
+        // Glibc passes the destructor an optional pointer, Darwin a non-optional one: the
+        // conversion to an optional compiles with both (and a non-nil value is all either passes).
         pthread_key_create(&key) { raw in
-            if let raw { Unmanaged<Table>.fromOpaque(raw).release() }
+            if let raw = raw as UnsafeMutableRawPointer? { Unmanaged<Table>.fromOpaque(raw).release() }
         }
         return key
     }()
 
-    private static let stripes = Atomic<Int>(0)
+    private static let stripes = AtomicInt(0)
     private static let capacity = 4
 
     /// The lane of the engine numbered `serial` on this thread.
@@ -114,7 +117,7 @@ final class StripedCounter: Sendable {
 
     /// One counter and padding to fill a cache line (and the next: adjacent-line prefetch).
     private final class Stripe: Sendable {
-        let value = Atomic<Int>(0)
+        let value = AtomicInt(0)
         private let padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) =
             (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     }

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Rules (script and runtime) and the journal and reset that go with them: the admin side of
 /// the engine; requests read ``sets`` through their lane's snapshot.

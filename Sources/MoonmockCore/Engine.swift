@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The result of running one request through the ``Engine``.
 public struct Exchange: Sendable {
@@ -41,16 +40,16 @@ public final class Engine: Sendable {
     /// retain to read both.
     let sets = Locked(RuleSets(runtime: .empty, script: .empty))
     /// Bumped with every change of `sets`: a thread re-reads its snapshot when this moved.
-    let version = Atomic<Int>(0)
-    private let nextID: Atomic<Int>
+    let version = AtomicInt(0)
+    private let nextID: AtomicInt
     /// What replicas share (`moonmock serve --store`); `nil`: this engine keeps everything itself.
     public let store: (any SharedStore)?
     /// The script's `mock.cors{...}` (read by the socket server for requests with an `Origin`).
     private let corsPolicy = Locked<CORSPolicy?>(nil)
-    private let corsDeclared = Atomic<Bool>(false)
+    private let corsDeclared = AtomicBool(false)
     /// Tells this engine's lanes from those of engines that lived at the same address before.
     let serial = Engine.serials.add(1, ordering: .relaxed).oldValue
-    private static let serials = Atomic<Int>(0)
+    private static let serials = AtomicInt(0)
     /// Request ids a lane takes at a time.
     private static let idBlock = 256
 
@@ -63,7 +62,7 @@ public final class Engine: Sendable {
         self.feed = feed
         self.environment = environment
         self.store = store
-        self.nextID = Atomic<Int>(store?.firstRequestID ?? 1)
+        self.nextID = AtomicInt(store?.firstRequestID ?? 1)
         self.journal = Journal(capacity: journalCapacity, sink: store?.journalSink)
         self.state = state ?? StateStore(clock: environment.now, feed: feed, backend: store)
         store?.onOtherReplicasEntries(wanted: { feed.isWatched }) { feed.publish(.otherReplicas(.init($0))) }

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// What happened in an engine, for watchers (the dashboard's `GET /__moonmock/events`): a
 /// request was recorded, the script reloaded, a switch moved, the state changed. Publishing
@@ -49,7 +48,7 @@ public final class EventFeed: Sendable {
     /// The most a watcher's queue holds; older events are dropped (and counted).
     public static let queueLimit = 10_000
 
-    private let watchers = Atomic<Int>(0)
+    private let watchers = AtomicInt(0)
     private let subscriptions = Locked<[ObjectIdentifier: Subscription]>([:])
 
     public init() {}

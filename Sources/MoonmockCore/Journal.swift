@@ -1,4 +1,3 @@
-import Synchronization
 
 /// One request as the engine saw it, matched or not.
 public struct JournalEntry: Sendable {
@@ -82,7 +81,7 @@ public final class Journal: Sendable {
     private let lateStatuses = Locked<[Int: Int]>([:])
     private let streams = Locked<[Int: StreamTranscript]>([:])
 
-    private let responseLimit = Atomic<Int>(64 * 1024)
+    private let responseLimit = AtomicInt(64 * 1024)
 
     /// How much of each answer's body the journal keeps (0: none); 64 KB unless set
     /// (`moonmock serve --journal-body BYTES`).

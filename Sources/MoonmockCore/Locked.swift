@@ -1,17 +1,21 @@
-#if MOONMOCK_TSAN_LOCKS
-#if canImport(Glibc)
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
 import Glibc
 #endif
-#else
+#if !canImport(Darwin) && !MOONMOCK_TSAN_LOCKS && !MOONMOCK_PORTABLE_LOCKS
 import Synchronization
 #endif
 
 /// A value that one thread at a time reads or changes: every lock in Moonmock is one of these.
 ///
-/// It is `Synchronization.Mutex` in every normal build. Built with `-D MOONMOCK_TSAN_LOCKS`
-/// (what `scripts/test --sanitize thread` does) it is a `pthread_mutex_t` instead: on Linux the
-/// Mutex locks with bare futex calls that ThreadSanitizer cannot see, so it would report every
-/// access the lock guards as a race and hide the real ones.
+/// It has three backends, chosen when the package is built:
+/// - Linux: `Synchronization.Mutex`, stored inline (no allocation, futex-based).
+/// - Apple platforms: an `os_unfair_lock` in a box of its own. `Mutex` needs macOS 15 / iOS 18,
+///   and the package's floor is macOS 12 / iOS 15. (It is the lock `Mutex` uses there anyway.)
+/// - Linux built with `-D MOONMOCK_PORTABLE_LOCKS` (scripts/test, once) or `-D MOONMOCK_TSAN_LOCKS`
+///   (`scripts/test --sanitize thread`: ThreadSanitizer cannot see the Mutex's bare futex calls):
+///   the same box as Apple's with a `pthread_mutex_t`, so the Darwin code path runs here.
 ///
 /// ```swift
 /// let hits = Locked(0)
@@ -19,8 +23,8 @@ import Synchronization
 /// let seen = hits.withLock { $0 }
 /// ```
 public struct Locked<Value>: ~Copyable, @unchecked Sendable {
-    #if MOONMOCK_TSAN_LOCKS
-    @usableFromInline let box: PthreadBox<Value>
+    #if canImport(Darwin) || MOONMOCK_TSAN_LOCKS || MOONMOCK_PORTABLE_LOCKS
+    @usableFromInline let box: LockBox<Value>
     #else
     @usableFromInline let mutex: Mutex<Value>
     #endif
@@ -28,8 +32,8 @@ public struct Locked<Value>: ~Copyable, @unchecked Sendable {
     /// A lock around `value`.
     @inlinable
     public init(_ value: consuming sending Value) {
-        #if MOONMOCK_TSAN_LOCKS
-        box = PthreadBox(value)
+        #if canImport(Darwin) || MOONMOCK_TSAN_LOCKS || MOONMOCK_PORTABLE_LOCKS
+        box = LockBox(value)
         #else
         mutex = Mutex(value)
         #endif
@@ -40,7 +44,7 @@ public struct Locked<Value>: ~Copyable, @unchecked Sendable {
     public borrowing func withLock<Result, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        #if MOONMOCK_TSAN_LOCKS
+        #if canImport(Darwin) || MOONMOCK_TSAN_LOCKS || MOONMOCK_PORTABLE_LOCKS
         return try box.withLock(body)
         #else
         return try mutex.withLock(body)
@@ -48,31 +52,50 @@ public struct Locked<Value>: ~Copyable, @unchecked Sendable {
     }
 }
 
-#if MOONMOCK_TSAN_LOCKS
-/// The sanitizer build's lock: a heap `pthread_mutex_t` (it must not move) beside the value.
+#if canImport(Darwin) || MOONMOCK_TSAN_LOCKS || MOONMOCK_PORTABLE_LOCKS
+#if canImport(Darwin)
+/// Apple platforms: the unfair lock (iOS 10 / macOS 10.12), zero-initialised.
+@usableFromInline typealias PlatformLock = os_unfair_lock
+#else
+/// Linux's stand-in for the unfair lock when the portable path is built.
+@usableFromInline typealias PlatformLock = pthread_mutex_t
+#endif
+
+/// A lock that must not move (its address is what the system knows it by) beside the value.
 @usableFromInline
-final class PthreadBox<Value>: @unchecked Sendable {
-    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+final class LockBox<Value>: @unchecked Sendable {
+    @usableFromInline let lock: UnsafeMutablePointer<PlatformLock>
     @usableFromInline var value: Value
 
     @usableFromInline
     init(_ value: consuming Value) {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
+        lock = .allocate(capacity: 1)
+        #if canImport(Darwin)
+        lock.initialize(to: os_unfair_lock())
+        #else
+        pthread_mutex_init(lock, nil)
+        #endif
         self.value = value
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        #if !canImport(Darwin)
+        pthread_mutex_destroy(lock)
+        #endif
+        lock.deallocate()
     }
 
     @inlinable
     func withLock<Result, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        #if canImport(Darwin)
+        os_unfair_lock_lock(lock)
+        defer { os_unfair_lock_unlock(lock) }
+        #else
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        #endif
         return try body(&value)
     }
 }

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// What a rule's responder sees: the request, the parameters its pattern captured, and the
 /// host services. Log lines written here end up in the journal entry.
@@ -110,7 +109,7 @@ public final class Rule: Sendable {
     /// engine has a store. `false` only for answers known to be fixed.
     public let mayUseStore: Bool
     let responder: Responder
-    private let claimed = Atomic<Int>(0)
+    private let claimed = AtomicInt(0)
     /// Responses served, counted per thread (see ``StripedCounter``).
     private let served = StripedCounter()
 

@@ -1,6 +1,5 @@
 import Foundation
 import MoonmockCore
-import Synchronization
 
 /// Several VMs running the same script, for throughput on several cores (`--vms N`).
 ///
@@ -20,13 +19,13 @@ public final class ScriptPool: Sendable {
     private let busy: [Slot]
     /// Requests waiting because every VM is busy, and where they wait. A request that finds a
     /// free VM touches neither (no shared counter on the request path).
-    private let waiting = Atomic<Int>(0)
+    private let waiting = AtomicInt(0)
     private let freed = NSCondition()
     /// Round-robin start for threads that have no VM yet.
-    private let nextSlot = Atomic<Int>(0)
+    private let nextSlot = AtomicInt(0)
 
     private final class Slot: Sendable {
-        let taken = Atomic<Bool>(false)
+        let taken = AtomicBool(false)
         /// Keeps each flag on a cache line of its own (threads on other VMs do not invalidate it).
         let padding: (Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0)
     }

@@ -1,11 +1,14 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
-/// The lock that gives one request at a time a VM. A glibc adaptive mutex: a thread that finds
-/// it held spins for a while before sleeping, and a handler usually runs for a few microseconds,
-/// so two server workers sharing one VM wait by spinning instead of by a futex sleep and wakeup
-/// (which cost more than the handler).
+/// The lock that gives one request at a time a VM. On Linux a glibc adaptive mutex: a thread that
+/// finds it held spins for a while before sleeping, and a handler usually runs for a few
+/// microseconds, so two server workers sharing one VM wait by spinning instead of by a futex
+/// sleep and wakeup (which cost more than the handler). Elsewhere (Darwin has no adaptive type)
+/// the default mutex.
 ///
 /// ```swift
 /// let lock = VMLock()
@@ -18,7 +21,9 @@ final class VMLock: @unchecked Sendable {
         mutex = .allocate(capacity: 1)
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        #if os(Linux)
+        Self.spinBeforeSleeping(&attributes)   // VMLock+Linux.swift
+        #endif
         pthread_mutex_init(mutex, &attributes)
         pthread_mutexattr_destroy(&attributes)
     }

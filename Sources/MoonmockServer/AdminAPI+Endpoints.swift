@@ -12,6 +12,7 @@ extension AdminAPI {
             "connections_per_worker": .array(server.connectionsPerWorker.map { .integer(Int64($0)) }),
             "uptime_seconds": .double((Date().timeIntervalSince(startedAt) * 1000).rounded() / 1000),
             "token_required": .bool(token != nil),
+            "poller": .string(server.poller ?? "none"),
         ]
         if let script = server.scriptStatus?() {
             health["script"] = script

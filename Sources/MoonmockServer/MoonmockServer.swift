@@ -1,4 +1,3 @@
-import CLinuxIO
 import Foundation
 import MoonmockCore
 import MoonmockScript
@@ -39,7 +38,7 @@ public final class MoonmockServer: @unchecked Sendable {
     private struct State {
         var port = 0
         var stopping = false
-        /// The workers, one epoll loop each.
+        /// The workers, one event loop each.
         var loops: [EventLoop] = []
     }
     private var loops: [EventLoop] { state.withLock { $0.loops } }
@@ -112,6 +111,14 @@ public final class MoonmockServer: @unchecked Sendable {
         state.withLock { s in s.loops.map { $0.connectionCount.load(ordering: .relaxed) } }
     }
 
+    /// The readiness API the workers wait on: `epoll` (Linux), `kqueue` (Darwin) or `poll`
+    /// (`MOONMOCK_POLLER=poll`), or `nil` before ``start()``.
+    public var poller: String? { state.withLock { $0.loops.first?.poller.name } }
+
+    /// Raises the process's soft limit on open descriptors as far as the system lets it (every
+    /// connection is one; Linux's default soft limit is 1,024, macOS's 256).
+    public static func raiseDescriptorLimit() { SocketCalls.raiseDescriptorLimit() }
+
     /// Requests being handled (including delayed and held ones).
     public var requestsInFlight: Int {
         loops.reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) }
@@ -119,10 +126,11 @@ public final class MoonmockServer: @unchecked Sendable {
 
     /// Binds and starts serving. Throws ``ServerError`` when the address cannot be used.
     ///
-    /// Each worker thread runs an event loop of its own on its own listening socket (one
-    /// `SO_REUSEPORT` group), so that the kernel spreads connections over the workers: with one
-    /// shared socket, the worker that wakes first accepts a whole burst of connections and the
-    /// others may stay idle for as long as those connections live.
+    /// Each worker thread runs an event loop of its own. On Linux each has its own listening
+    /// socket (one `SO_REUSEPORT` group), so that the kernel spreads connections over the
+    /// workers: with one shared socket, the worker that wakes first accepts a whole burst of
+    /// connections and the others may stay idle for as long as those connections live. Darwin's
+    /// `SO_REUSEPORT` does not spread them, so there the workers share one socket.
     public func start() throws {
         guard !isRunning else { return }
         // Replicas sharing a store: take on its switches and rules, and follow their changes.
@@ -138,7 +146,7 @@ public final class MoonmockServer: @unchecked Sendable {
         let length = try Self.address(configuration.host, configuration.port, into: &storage)
         if configuration.port != 0 {
             let free = withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { mm_port_free($0, socklen_t(length)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketCalls.portFree($0, socklen_t(length)) }
             }
             if free != 0 {
                 throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port) (\(String(cString: strerror(errno))))")
@@ -151,14 +159,15 @@ public final class MoonmockServer: @unchecked Sendable {
         try startLoops(sockets, port)
     }
 
-    /// One listening socket per worker, all of one `SO_REUSEPORT` group, and the port they share
-    /// (with port 0, the first socket picks it and `storage` is rewritten for the others).
+    /// One listening socket per worker, all of one `SO_REUSEPORT` group (Darwin: descriptors of
+    /// one socket), and the port they share (with port 0, the first socket picks it and
+    /// `storage` is rewritten for the others).
     private func openListeners(_ storage: inout sockaddr_storage, _ length: Int) throws -> ([Int32], Int) {
         var sockets: [Int32] = []
         var port = configuration.port
         for _ in 0..<max(1, configuration.threads) {
-            let fd = withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { mm_listen($0, socklen_t(length), 1024) }
+            let fd = SocketCalls.sharedListener && !sockets.isEmpty ? fcntl(sockets[0], F_DUPFD_CLOEXEC, 0) : withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketCalls.listen($0, socklen_t(length), backlog: 1024) }
             }
             guard fd >= 0 else {
                 let reason = String(cString: strerror(errno))
@@ -167,7 +176,7 @@ public final class MoonmockServer: @unchecked Sendable {
             }
             sockets.append(fd)
             if port == 0 {
-                port = Int(mm_socket_port(fd))
+                port = SocketCalls.port(of: fd)
                 _ = try Self.address(configuration.host, port, into: &storage)
             }
         }

@@ -1,7 +1,6 @@
 import Foundation
 import MoonmockCore
 import MoonmockImport
-import Synchronization
 
 /// Recording a real API (`moonmock record`, `POST /__moonmock/recordings/start`): while a
 /// recording runs, every request but the admin API's goes to the upstream, and each request
@@ -38,7 +37,7 @@ public final class Recorder: Sendable {
 
     private let session = Locked<Session?>(nil)
     /// Read on every request: one relaxed load while no recording runs.
-    private let running = Atomic<Bool>(false)
+    private let running = AtomicBool(false)
 
     public init() {}
 

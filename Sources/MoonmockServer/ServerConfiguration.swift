@@ -74,4 +74,6 @@ public enum RequestLogMode: String, Sendable, CaseIterable {
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif

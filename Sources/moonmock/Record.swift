@@ -3,6 +3,8 @@ import MoonmockCore
 import MoonmockServer
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `moonmock record --upstream URL`: a proxy that keeps what the real API answers and writes

@@ -5,6 +5,8 @@ import MoonmockRedis
 import MoonmockServer
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `moonmock serve [SCRIPT]`: the socket server.
@@ -241,12 +243,7 @@ enum Serve {
     /// Raises the soft limit on open descriptors to the hard one: every connection is one, and
     /// the default soft limit (1,024) is reached by a load test or a few hundred slow clients.
     /// At whatever limit, the server sheds its longest-waiting idle connections to take in new ones.
-    static func raiseDescriptorLimit() {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
-        limit.rlim_cur = limit.rlim_max
-        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    }
+    static func raiseDescriptorLimit() { MoonmockServer.raiseDescriptorLimit() }
 
     /// "2 VMs" or "1 VM".
     static func vmSummary(_ generation: ScriptGeneration) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockProcessSupport
 import MoonmockTestSupport
 
 /// Runs the built `moonmock` binary (a sibling of the test bundle) and captures its output.

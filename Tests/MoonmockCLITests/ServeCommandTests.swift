@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockProcessSupport
 import MoonmockTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking

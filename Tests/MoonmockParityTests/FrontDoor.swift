@@ -4,6 +4,8 @@ import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Moonmock
 import MoonmockCore

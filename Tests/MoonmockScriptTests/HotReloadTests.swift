@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import MoonmockCore
 import Testing
@@ -31,7 +33,7 @@ struct HotReloadTests {
         let (host, folder, engine) = try host(["mocks.lua": #"mock.get("/v", "one")"#])
         #expect(engine.send("GET", "/v").text == "one")
         try Data(#"mock.get("/v", "two")"#.utf8).write(to: folder.url.appendingPathComponent(".mocks.lua.swp"))
-        #expect(Glibc.rename(folder.path(".mocks.lua.swp"), folder.path("mocks.lua")) == 0)
+        #expect(renameFile(folder.path(".mocks.lua.swp"), folder.path("mocks.lua")) == 0)
         #expect(eventually { engine.send("GET", "/v").text == "two" && host.status.generation == 2 })
     }
 
@@ -120,3 +122,6 @@ struct HotReloadTests {
         #expect(engine.send("GET", "/w").text == "w")
     }
 }
+
+/// rename(2), as an editor's atomic save does (a test method named `rename` hides the C function).
+private func renameFile(_ from: String, _ to: String) -> Int32 { rename(from, to) }

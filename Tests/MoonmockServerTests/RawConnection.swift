@@ -2,6 +2,8 @@ import COpenSSL
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import MoonmockServer
 import Testing

@@ -1,10 +1,13 @@
 import Foundation
+import MoonmockProcessSupport
 import MoonmockTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import MoonmockCore
 import MoonmockServer

@@ -4,6 +4,8 @@ import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import MoonmockCore
 import MoonmockScript
@@ -35,7 +37,7 @@ func startServer(_ script: String, scheme: Scheme = .http, options: ScriptOption
     return server
 }
 
-// (Children are started with Subprocess, never Foundation's Process: see MoonmockTestSupport.)
+// (Children are started with Subprocess, never Foundation's Process: see MoonmockProcessSupport.)
 private let ignoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN) }()
 
 /// Runs blocking `work` on a thread of its own: blocking reads on the cooperative pool (two

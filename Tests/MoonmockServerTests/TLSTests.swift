@@ -1,7 +1,10 @@
 import Foundation
+import MoonmockProcessSupport
 import MoonmockTestSupport
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import MoonmockCore
 import MoonmockServer

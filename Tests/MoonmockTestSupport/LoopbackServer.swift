@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A tiny HTTP server on 127.0.0.1 (port chosen by the kernel) that answers every request with

@@ -2,12 +2,12 @@
 import Foundation
 import FoundationNetworking
 import Moonmock
-import Synchronization
+import MoonmockCore
 import Testing
 
 /// A cache that counts the lookups URLSession makes in it before a task starts.
 final class CountingCache: URLCache, @unchecked Sendable {
-    let lookups = Atomic<Int>(0)
+    let lookups = AtomicInt(0)
 
     init() { super.init(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil) }
 

@@ -1,7 +1,8 @@
-import CLinuxIO
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import MoonmockCore
 
@@ -48,15 +49,15 @@ final class Connection {
     var peerClosed = false
     /// Requests started on this connection.
     var requests = 0
-    var interest: UInt32 = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | Connection.edgeTriggered
+    var interest: PollMask = [.input, .peerHangup, .edge]
     /// Connections are watched edge-triggered: the loop reads each until a read comes back
     /// short (the socket is empty then; anything arriving later is a new edge) and writes until
     /// the socket is full, so it needs no reminder, and epoll then skips polling every socket
     /// it reported again on the next wait, as it does for level-triggered ones to see whether
     /// they are still ready. Changing the interest (`EPOLL_CTL_MOD`) polls once more, so a
     /// connection that stopped reading and starts again hears of what is already there.
-    static let edgeTriggered = EPOLLET.rawValue
-    /// Whether `interest` is in the loop's epoll set yet (see ``EventLoop/accept(events:)``).
+    static let edgeTriggered = PollMask.edge
+    /// Whether `interest` is in the loop's poller yet (see ``EventLoop/accept(events:)``).
     var registered = false
     var lastActivity: UInt64
     /// When the head being read began to arrive (0 while none is: the header timeout's start).

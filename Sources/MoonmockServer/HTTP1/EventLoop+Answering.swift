@@ -1,7 +1,8 @@
-import CLinuxIO
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import MoonmockCore
 
@@ -26,8 +27,8 @@ extension EventLoop {
             send(c, response, head: head, http10: http10)
         case .connectionReset?, .error?:
             // SO_LINGER {on, 0}: close sends a RST instead of a FIN.
-            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-            setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            var option = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
             c.tlsFailed = true   // no close_notify before the reset
             closeConnection(c)
         case .emptyResponse?:

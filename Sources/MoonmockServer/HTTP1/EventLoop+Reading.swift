@@ -1,7 +1,8 @@
-import CLinuxIO
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import MoonmockCore
 
@@ -35,7 +36,7 @@ extension EventLoop {
                     }
                 }
             } else {
-                n = mm_io_recv(c.fd, scratch.baseAddress, scratch.count, 0)
+                n = SocketCalls.receive(c.fd, scratch.baseAddress, scratch.count)
                 if n == 0 { return peerFinishedSending(c) }
                 if n < 0 {
                     if errno == EINTR { continue }
@@ -71,14 +72,14 @@ extension EventLoop {
     /// would report as a garbled or empty reply. `false` when the connection is not ready (or closed).
     func refusePlainHTTP(_ c: Connection) -> Bool {
         var first: UInt8 = 0
-        let n = mm_io_recv(c.fd, &first, 1, Int32(MSG_PEEK))
+        let n = SocketCalls.receive(c.fd, &first, 1, peek: true)
         if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return false }
         c.tlsChecked = true
         if n == 1 && first == 22 { return true }
         if n == 1 {
             let body = #"{"error":"this port speaks HTTPS: the request was sent as plain HTTP"}"#
             let text = "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
-            _ = Array(text.utf8).withUnsafeBytes { mm_io_send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            _ = Array(text.utf8).withUnsafeBytes { SocketCalls.send(c.fd, $0.baseAddress, $0.count) }
         }
         c.tlsFailed = true
         closeConnection(c)
@@ -96,7 +97,7 @@ extension EventLoop {
     /// its first part is acknowledged: without this, each such request would wait for the
     /// delayed-ACK timer (about 40 ms). Only requests that arrive in parts pay for the call.
     func acknowledgeNow(_ c: Connection) {
-        Self.setTCPOption(c.fd, TCP_QUICKACK, 1)
+        SocketCalls.acknowledgeNow(c.fd)
     }
 
     /// The client shut down its side (`shutdown(SHUT_WR)` or a close): an answer it may still

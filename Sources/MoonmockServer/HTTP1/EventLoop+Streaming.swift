@@ -1,7 +1,8 @@
-import CLinuxIO
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import MoonmockCore
 

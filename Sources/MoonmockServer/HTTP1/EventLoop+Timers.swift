@@ -1,7 +1,8 @@
-import CLinuxIO
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import MoonmockCore
 
@@ -18,7 +19,7 @@ extension EventLoop {
         while let entry = timers.popDue(now) {
             if entry.serial == 0 {
                 // The listener's pause after running out of descriptors (connection serials start at 1).
-                if entry.fd == listener && listener >= 0 { watch(listener, EPOLLIN.rawValue, add: true) }
+                if entry.fd == listener && listener >= 0 { watch(listener, .input, add: true) }
                 continue
             }
             guard Int(entry.fd) < connections.count, let c = connections[Int(entry.fd)], c.serial == entry.serial else { continue }
@@ -53,7 +54,7 @@ extension EventLoop {
                 if now &- c.lastSent > sendTimeout {
                     // The kernel's queue going down is progress too (the loop writes again only
                     // once a third of the socket's buffer is free).
-                    let unsent = mm_unsent_bytes(c.fd)
+                    let unsent = SocketCalls.unsentBytes(c.fd)
                     if unsent >= 0 && unsent != c.unsentSeen {
                         c.unsentSeen = unsent
                         c.lastSent = now

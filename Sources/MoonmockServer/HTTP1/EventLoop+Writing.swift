@@ -1,7 +1,8 @@
-import CLinuxIO
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import MoonmockCore
 
@@ -46,8 +47,7 @@ extension EventLoop {
             return sent
         }
         while sent < bytes.count {
-            let n = mm_io_send(c.fd, bytes.baseAddress! + sent, bytes.count - sent,
-                               Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0))
+            let n = SocketCalls.send(c.fd, bytes.baseAddress! + sent, bytes.count - sent, closing: more)
             if n > 0 { sent += n; continue }
             if n < 0 && errno == EINTR { continue }
             break
@@ -74,7 +74,7 @@ extension EventLoop {
     }
 
     /// Sends a corked connection's `pending` bytes now; what the socket does not take waits for
-    /// `EPOLLOUT` as any other unsent output does.
+    /// `output` readiness as any other unsent output does.
     func sendPending(_ c: Connection) {
         c.corked = false
         if c.closed || c.pending.isEmpty { return }
@@ -110,9 +110,9 @@ extension EventLoop {
 
     func updateInterest(_ c: Connection) {
         // Once the client has finished sending, its side stays readable (EOF): not watched.
-        var mask = Connection.edgeTriggered | (c.peerClosed ? 0 : EPOLLRDHUP.rawValue)
-        if !c.readPaused && !c.peerClosed { mask |= EPOLLIN.rawValue }
-        if !c.pending.isEmpty || c.tlsReadWantsWrite { mask |= EPOLLOUT.rawValue }
+        var mask: PollMask = c.peerClosed ? Connection.edgeTriggered : [Connection.edgeTriggered, .peerHangup]
+        if !c.readPaused && !c.peerClosed { mask.insert(.input) }
+        if !c.pending.isEmpty || c.tlsReadWantsWrite { mask.insert(.output) }
         if mask != c.interest {
             c.interest = mask
             if c.registered { watch(c.fd, mask, add: false) }
@@ -132,7 +132,8 @@ extension EventLoop {
             session.free(graceful: !c.tlsFailed)
             c.tls = nil
         }
-        // Closing the only descriptor of the socket also takes it out of the epoll set.
+        // Closing the only descriptor of the socket takes it out of epoll's and kqueue's sets; poll(2)'s is ours.
+        if c.registered { poller.closing(c.fd) }
         close(c.fd)
         connections[Int(c.fd)] = nil
         connectionCount.subtract(1, ordering: .relaxed)

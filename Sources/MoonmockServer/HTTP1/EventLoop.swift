@@ -1,14 +1,15 @@
-import CLinuxIO
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import MoonmockCore
-import Synchronization
 
-/// One worker of the server's own HTTP/1.1 layer: a thread with its own epoll instance, its own
-/// listening socket (one of a `SO_REUSEPORT` group, so the kernel spreads connections over the
-/// workers), its connections and its timers. A connection lives on one loop for its whole life,
+/// One worker of the server's own HTTP/1.1 layer: a thread with its own ``Poller`` (epoll on
+/// Linux, kqueue on Darwin, or poll(2)), its own listening socket (on Linux one of a
+/// `SO_REUSEPORT` group, so the kernel spreads connections over the workers; on Darwin a
+/// descriptor of the one they share), its connections and its timers. A connection lives on one loop for its whole life,
 /// so nothing here is locked except the few commands other threads send (stop, release).
 ///
 /// A request is read with one `recv`, parsed in place, answered by the engine on this thread
@@ -30,14 +31,15 @@ final class EventLoop: @unchecked Sendable {
     /// own files). Past it, the longest-waiting idle connections are shed before a new one is
     /// taken in, so the process itself never runs out of descriptors.
     let maxConnections: Int
-    let epoll: Int32
+    let poller: any Poller
+    /// The poller's wake descriptor (read once: checked for every event).
     let wakeup: Int32
     var listener: Int32
     /// Open connections, read by the health endpoint from other threads.
-    let connectionCount = Atomic<Int>(0)
+    let connectionCount = AtomicInt(0)
     /// Requests of this loop in progress (the server sums the loops': no counter shared by
     /// the workers' cores).
-    let inFlight = Atomic<Int>(0)
+    let inFlight = AtomicInt(0)
 
     struct Commands {
         var stopAccepting = false
@@ -99,31 +101,17 @@ final class EventLoop: @unchecked Sendable {
         sweepInterval = min(1_000_000_000, nanoseconds(min(c.headerTimeout, c.bodyTimeout, c.sendTimeout, Double(max(1, c.idleTimeout)))) / 4)
         self.listener = listener
         self.defaultAuthority = authority
-        var limit = rlimit()
-        let descriptors = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? Int(min(limit.rlim_cur, 1 << 20)) : 1024
+        let descriptors = SocketCalls.descriptorLimit()
         let reserve = min(256, max(16, descriptors / 4))
         maxConnections = max(4, (descriptors - reserve) / max(1, server.configuration.threads))
         self.tls = server.tls
         self.scheme = server.tls == nil ? "http" : "https"
         clock = HTTPDate(server.engine.environment)
-        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        wakeup = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        guard epoll >= 0, wakeup >= 0 else {
-            let reason = String(cString: strerror(errno))
-            if epoll >= 0 { close(epoll) }
-            if wakeup >= 0 { close(wakeup) }
-            throw ServerError.listen("cannot create an event loop (\(reason))")
-        }
+        poller = try PollerChoice.make()
+        wakeup = poller.wakeDescriptor
         _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
-        // A connection is taken in once its first bytes are there (for at most 1 s): one wakeup
-        // per connection instead of two, and the request is read right after `accept4`.
-        Self.setTCPOption(listener, TCP_DEFER_ACCEPT, 1)
-        // New connections start in delayed-ACK mode: a request that arrives whole is acknowledged
-        // by its response instead of by a packet of its own (7 packets per `Connection: close`
-        // exchange, not 8). A request that arrives in part is acknowledged at once (`readable`).
-        Self.setTCPOption(listener, TCP_QUICKACK, 0)
-        watch(listener, EPOLLIN.rawValue, add: true)
-        watch(wakeup, EPOLLIN.rawValue, add: true)
+        SocketCalls.prepareListener(listener)
+        poller.add(listener, .input)
         output.reserveCapacity(16 * 1024)
     }
 
@@ -162,17 +150,17 @@ final class EventLoop: @unchecked Sendable {
     /// Releases a loop whose thread never started (a later worker failed to start).
     func discard() { shutDown() }
 
-    /// Wakes the loop's `epoll_wait`, unless the loop has ended (called under the command lock).
+    /// Wakes the loop's wait, unless the loop has ended (called under the command lock).
     func poke(_ commands: Commands) {
         guard !commands.closed else { return }
-        var one: UInt64 = 1
-        _ = Glibc.write(wakeup, &one, 8)
+        poller.wake()
     }
 
     // MARK: the loop
 
     func run() {
-        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        let events = UnsafeMutableBufferPointer<PollEvent>.allocate(capacity: 256)
+        defer { events.deallocate() }
         var lastSweep = DispatchTime.now().uptimeNanoseconds
         var now = lastSweep
         while true {
@@ -180,17 +168,17 @@ final class EventLoop: @unchecked Sendable {
             if let next = timers.nextDeadline {
                 timeout = next <= now ? 0 : min(timeout, Int((next - now + 999_999) / 1_000_000))
             }
-            let count = events.withUnsafeMutableBufferPointer { epoll_wait(epoll, $0.baseAddress, Int32($0.count), Int32(timeout)) }
+            let count = poller.wait(into: events, timeoutMilliseconds: Int32(timeout))
             if count < 0 && errno != EINTR { break }
             // One clock reading for every connection this turn serves (their idle timeouts).
             turnStarted = DispatchTime.now().uptimeNanoseconds
             for i in 0..<max(0, Int(count)) {
                 let event = events[i]
-                let fd = Int32(truncatingIfNeeded: event.data.u64)
+                let fd = event.fd
                 if fd == listener { accept(events: Int(count)) } else if fd == wakeup {
                     if handleCommands() { return shutDown() }
                 } else {
-                    handle(fd, event.events)
+                    handle(fd, event.mask)
                 }
             }
             flushCorked()
@@ -208,8 +196,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// `true` when the loop should end.
     func handleCommands() -> Bool {
-        var value: UInt64 = 0
-        _ = read(wakeup, &value, 8)
+        poller.drainWake()
         let pending = commands.withLock { c in
             defer { c.stopAccepting = false; c.answers = []; c.websockets = [] }
             return c
@@ -221,7 +208,7 @@ final class EventLoop: @unchecked Sendable {
         if pending.stopAccepting && !stopping {
             stopping = true
             if listener >= 0 {
-                epoll_ctl(epoll, EPOLL_CTL_DEL, listener, nil)
+                poller.remove(listener)
                 close(listener)
                 listener = -1
             }
@@ -244,14 +231,17 @@ final class EventLoop: @unchecked Sendable {
 
     func shutDown() {
         flushCorked()
-        if listener >= 0 { close(listener); listener = -1 }
+        if listener >= 0 {
+            poller.remove(listener)
+            close(listener)
+            listener = -1
+        }
         for case let connection? in connections { closeConnection(connection) }
         // Under the command lock: a stop arriving now must not write to a descriptor number
         // that another file may already reuse.
         commands.withLock { c in
             c.closed = true
-            close(epoll)
-            close(wakeup)
+            poller.close()
         }
     }
 
@@ -262,7 +252,7 @@ final class EventLoop: @unchecked Sendable {
     /// new connections would wait a whole turn each (with 1,000 clients at once, seconds).
     func accept(events: Int) {
         for _ in 0..<min(64, max(1, events / 4)) {
-            let fd = accept4(listener, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+            let fd = SocketCalls.accept(listener)
             if fd < 0 {
                 let error = errno
                 if error == EINTR || error == ECONNABORTED { continue }
@@ -270,7 +260,7 @@ final class EventLoop: @unchecked Sendable {
                 if error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM {
                     // Out of descriptors with none to spare: the pending connection stays queued
                     // and the socket stays readable. Stop watching it for a moment instead of spinning.
-                    epoll_ctl(epoll, EPOLL_CTL_DEL, listener, nil)
+                    poller.remove(listener)
                     timers.push(TimerHeap.Entry(deadline: DispatchTime.now().uptimeNanoseconds + 100_000_000,
                                                 fd: listener, serial: 0))
                 }
@@ -292,7 +282,7 @@ final class EventLoop: @unchecked Sendable {
             connectionCount.add(1, ordering: .relaxed)
             readable(connection)
             // Watched only when it stays open: a `Connection: close` request answered in that
-            // read never costs an `epoll_ctl`. (Adding a socket polls it: anything that arrived
+            // read never costs a poller call. (Adding a socket polls it: anything that arrived
             // since the read is reported at once.)
             if !connection.closed {
                 connection.registered = true
@@ -302,28 +292,25 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    func watch(_ fd: Int32, _ mask: UInt32, add: Bool) {
-        var event = epoll_event()
-        event.events = mask
-        event.data.u64 = UInt64(UInt32(bitPattern: fd))
-        epoll_ctl(epoll, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event)
+    func watch(_ fd: Int32, _ mask: PollMask, add: Bool) {
+        if add { poller.add(fd, mask) } else { poller.modify(fd, mask) }
     }
 
-    func handle(_ fd: Int32, _ mask: UInt32) {
+    func handle(_ fd: Int32, _ mask: PollMask) {
         guard Int(fd) < connections.count, let connection = connections[Int(fd)] else { return }
-        if connection.peerClosed && mask & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+        if connection.peerClosed && !mask.isDisjoint(with: [.hangup, .error]) {
             return closeConnection(connection)   // gone in both directions: nobody to answer
         }
-        if mask & EPOLLOUT.rawValue != 0 && !connection.pending.isEmpty {
+        if mask.contains(.output) && !connection.pending.isEmpty {
             flush(connection)
             if connection.closed { return }
         }
         // A TLS read (the handshake) that had to write waits for the socket to take more.
-        if mask & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
-            || (connection.tlsReadWantsWrite && mask & EPOLLOUT.rawValue != 0) {
+        if !mask.isDisjoint(with: [.input, .peerHangup, .hangup, .error])
+            || (connection.tlsReadWantsWrite && mask.contains(.output)) {
             // A FIN that came with the last data is reported with it, and only then (edge-triggered):
             // the socket is read to its end, not left at the first short read.
-            readable(connection, hangup: mask & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue) != 0)
+            readable(connection, hangup: !mask.isDisjoint(with: [.peerHangup, .hangup]))
         }
     }
 

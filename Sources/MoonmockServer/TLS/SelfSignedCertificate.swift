@@ -2,6 +2,8 @@ import COpenSSL
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A certificate for HTTPS on a developer machine or in CI, signed by a local certificate

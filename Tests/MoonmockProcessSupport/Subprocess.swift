@@ -2,6 +2,8 @@ import CLinuxIO
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A child process started with `posix_spawn`, in the shape of Foundation's `Process` (the

@@ -1,0 +1,94 @@
+#ifndef MOONMOCK_CZLIB_SHIM_H
+#define MOONMOCK_CZLIB_SHIM_H
+
+// zlib's inflate for the content codings every URLSession decodes (gzip, deflate), so that the
+// in-process door hands a task the body the socket door does. zlib is in every SDK (iOS's
+// included) and Debian's zlib1g-dev; Brotli and zstd live in CCompression, on Linux only.
+// Each decoder takes a whole body held in memory into a growing buffer, in C because zlib's
+// stream API is a C struct driven in a loop. A body that ends before its stream does gives
+// what decoded up to there (as libcurl and CFNetwork give it); bytes that break the format fail.
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define MM_DECODE_OK 0
+/// The bytes are not valid for the coding.
+#define MM_DECODE_BAD 1
+/// The decoded body would pass the limit the caller gave.
+#define MM_DECODE_TOO_LARGE 2
+#define MM_DECODE_NOMEM 3
+
+/// A growing output buffer; the caller frees `data` with mm_decoded_free.
+typedef struct mm_decoded {
+    unsigned char *data;
+    size_t len;
+    size_t cap;
+} mm_decoded;
+
+static inline void mm_decoded_free(mm_decoded *out) {
+    free(out->data);
+    out->data = NULL;
+    out->len = out->cap = 0;
+}
+
+/// Room for at least one more byte (the buffer doubles, from 4 KiB or the input's size).
+static inline int mm_decoded_grow(mm_decoded *out, size_t hint, size_t limit) {
+    if (out->len < out->cap) return MM_DECODE_OK;
+    if (out->cap >= limit) return MM_DECODE_TOO_LARGE;
+    size_t cap = out->cap ? out->cap * 2 : (hint > 4096 ? hint : 4096);
+    if (cap > limit) cap = limit;
+    unsigned char *data = (unsigned char *)realloc(out->data, cap);
+    if (data == NULL) return MM_DECODE_NOMEM;
+    out->data = data;
+    out->cap = cap;
+    return MM_DECODE_OK;
+}
+
+/// zlib's inflate with `window_bits` (15 + 32: gzip or zlib, told apart by the header; 15:
+/// zlib; -15: raw deflate). Stops at the end of the stream; bytes after it are ignored.
+static inline int mm_inflate(const unsigned char *in, size_t n, int window_bits, size_t limit, mm_decoded *out) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, window_bits) != Z_OK) return MM_DECODE_NOMEM;
+    z.next_in = (Bytef *)in;
+    int status = MM_DECODE_BAD;
+    size_t left = n;
+    for (;;) {
+        int rc = mm_decoded_grow(out, n * 4, limit);
+        if (rc != MM_DECODE_OK) { status = rc; break; }
+        // zlib counts in 32-bit units: feed and drain at most 1 GiB a step.
+        uInt feed = left > (1u << 30) ? (1u << 30) : (uInt)left;
+        size_t room = out->cap - out->len;
+        z.avail_in = feed;
+        z.next_out = out->data + out->len;
+        z.avail_out = room > (1u << 30) ? (1u << 30) : (uInt)room;
+        uInt before_out = z.avail_out;
+        int r = inflate(&z, Z_NO_FLUSH);
+        left -= feed - z.avail_in;
+        out->len += before_out - z.avail_out;
+        if (r == Z_STREAM_END) { status = MM_DECODE_OK; break; }
+        if (r == Z_MEM_ERROR) { status = MM_DECODE_NOMEM; break; }
+        if (r != Z_OK && r != Z_BUF_ERROR) break;                  // data or stream error
+        if (left == 0 && z.avail_out != 0) { status = MM_DECODE_OK; break; }   // cut short: what decoded
+    }
+    inflateEnd(&z);
+    return status;
+}
+
+/// `gzip` and `x-gzip`: gzip, or zlib, as libcurl takes them.
+static inline int mm_decode_gzip(const unsigned char *in, size_t n, size_t limit, mm_decoded *out) {
+    return mm_inflate(in, n, 15 + 32, limit, out);
+}
+
+/// `deflate`: the zlib format (RFC 9110), or raw deflate, which some servers send instead.
+static inline int mm_decode_deflate(const unsigned char *in, size_t n, size_t limit, mm_decoded *out) {
+    // A zlib stream starts with a header whose 16-bit value is a multiple of 31, method 8.
+    if (n >= 2 && (in[0] & 0x0F) == 8 && ((unsigned)in[0] << 8 | in[1]) % 31 == 0) {
+        return mm_inflate(in, n, 15, limit, out);
+    }
+    return mm_inflate(in, n, -15, limit, out);
+}
+
+#endif
