@@ -18,7 +18,7 @@ import Darwin
 enum StopSignal {
     /// The pipe, made before the handler exists, so that the handler only reads an initialised
     /// global. `write` is async-signal-safe; nothing else happens in the handler.
-    nonisolated(unsafe) private static let ends: (read: Int32, write: Int32) = {
+    private static let ends: (read: Int32, write: Int32) = {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { return (-1, -1) }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }

@@ -13,7 +13,7 @@ public final class LoopbackServer: @unchecked Sendable {
     private let thread: Thread
 
     public init(body: String, limit: Int = 16) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, 1, 0)   // SOCK_STREAM, 1 on Linux and Darwin (a Glibc enum, a Darwin macro)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)

@@ -122,6 +122,8 @@ final class EventLoop: @unchecked Sendable {
     /// Runs the loop on a thread of its own.
     func start(name: String) {
         let thread = Thread { [self] in
+            // Named from inside: that names the system thread too (ps, top, strace, debuggers).
+            Thread.current.name = name
             run()
             finished.signal()
         }
