@@ -92,10 +92,11 @@ let package = Package(
         .target(name: "MoonmockProxy", dependencies: ["MoonmockCore", "CCurl"]),
         // Exchanges (recorded, or read from HAR and other formats) to an editable mocks.lua: the one ScriptWriter.
         // libyaml for OpenAPI documents written in YAML (the document loader, aliases resolved).
-        .systemLibrary(name: "CYAML", providers: [.apt(["libyaml-dev"])]),
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
         .target(name: "MoonmockImport", dependencies: ["MoonmockCore", "CYAML"]),
         // hiredis for `moonmock serve --store redis://`: replicas sharing state, counters, switches and the journal.
-        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
+        // (No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which the Glibc module was not built with.)
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"]), .brew(["hiredis"])]),
         .target(name: "MoonmockRedis", dependencies: ["MoonmockCore", "CHiredis"]),
         // Migration kits (docs/migrating.md): a seed's README code compiles with only its import changed.
         .target(name: "MoonmockMockingjay", dependencies: ["Moonmock", "MoonmockCore"]),
