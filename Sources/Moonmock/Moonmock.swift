@@ -214,11 +214,16 @@ public final class Moonmock: @unchecked Sendable {
     /// ```
     public func installGlobally() {
         InstanceRegistry.global = self
+        #if canImport(FoundationNetworking)
+        // corelibs Foundation copies the registered classes into the shared session's configuration
+        // when it is made. Apple's keeps registered classes in a list of their own that the
+        // configuration does not show, so there this check would warn falsely: it is Linux's only.
         let seen = URLSession.shared.configuration.protocolClasses?.contains { $0 == MoonmockURLProtocol.self } ?? false
         if !seen {
             FileHandle.standardError.write(Data(("Moonmock: URLSession.shared was created before the first Moonmock instance, "
                 + "so it cannot be intercepted in this process; use a session from makeConfiguration() instead\n").utf8))
         }
+        #endif
     }
 
     /// Stops routing `URLSession.shared` to this instance.

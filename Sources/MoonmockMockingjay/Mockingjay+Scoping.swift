@@ -30,7 +30,8 @@ func watchXCTestCases() { StubCleaner.register() }
 func watchXCTestCases() {}
 #endif
 
-#if canImport(Testing)
+// TestScoping is Swift Testing's from Swift 6.1 (Xcode 16.3); older compilers get no trait.
+#if canImport(Testing) && compiler(>=6.1)
 /// Scopes stubs to one Swift Testing test: the stubs it adds are removed when it ends, and
 /// tests with this trait run one at a time (stubs are global, as in Mockingjay, so two such
 /// tests at once would see each other's).
