@@ -65,6 +65,7 @@ public final class Moonmock: @unchecked Sendable {
 
     deinit {
         InstanceRegistry.unregister(protocolClass)
+        InstanceRegistry.unregisterConfigurations(of: protocolClass)
         if InstanceRegistry.global === self { InstanceRegistry.global = nil }
     }
 
@@ -164,7 +165,13 @@ public final class Moonmock: @unchecked Sendable {
 
     // MARK: installing
 
-    /// Adds this instance's protocol in front of `configuration.protocolClasses`. On Linux it also
+    /// Adds this instance's protocol in front of `configuration.protocolClasses`, a class of its
+    /// own for this configuration: what the configuration adds to the requests its sessions send
+    /// (`httpAdditionalHeaders`, `timeoutIntervalForRequest`, its cookie storage) is read from it
+    /// when the first request is answered, so set them before or after installing, before the
+    /// session sends. (Apple's URLSession shows a protocol nothing of the task's session; on
+    /// Linux the session's own configuration is read, so sessions configured by hand are seen
+    /// as they are.) On Linux it also
     /// makes the configuration's URL cache skip its lookup for the requests this instance answers
     /// (a mock's response never comes from the cache, and swift-corelibs-foundation's lookup lists
     /// a directory on disk for every request). The cache itself is kept: everything else still
@@ -176,10 +183,11 @@ public final class Moonmock: @unchecked Sendable {
     /// let session = URLSession(configuration: configuration)
     /// ```
     public func install(into configuration: URLSessionConfiguration) {
+        let cls = InstanceRegistry.protocolClass(of: self, for: configuration)
         let others = (configuration.protocolClasses ?? []).filter { !($0 is MoonmockURLProtocol.Type) }
-        configuration.protocolClasses = [protocolClass] + others
+        configuration.protocolClasses = [cls] + others
         #if canImport(FoundationNetworking)
-        configuration.urlCache = MockedURLCache(wrapping: configuration.urlCache, claimant: taggedClass)
+        configuration.urlCache = MockedURLCache(wrapping: configuration.urlCache, claimant: cls)
         #endif
     }
 
@@ -239,8 +247,15 @@ public final class Moonmock: @unchecked Sendable {
 /// ``MoonmockURLProtocol`` (a distinct class object), because Linux's URLSession does not show a
 /// custom protocol anything that identifies the session's configuration.
 enum InstanceRegistry {
+    private struct Entry {
+        weak var instance: Moonmock?
+        /// The configuration this class was made for by ``Moonmock/install(into:)``.
+        var installed: InstalledConfiguration?
+        /// The instance's own class, for a class made for a configuration.
+        var base: ObjectIdentifier?
+    }
     private struct Weak { weak var instance: Moonmock? }
-    private static let instances = Locked<[ObjectIdentifier: Weak]>([:])
+    private static let instances = Locked<[ObjectIdentifier: Entry]>([:])
     private static let counter = AtomicInt(1)
     private static let globalInstance = Locked<Weak>(Weak())
 
@@ -255,15 +270,43 @@ enum InstanceRegistry {
     static func registerGlobalClassOnce() { _ = globalClassRegistered }
 
     static func register(_ instance: Moonmock, for cls: AnyClass) {
-        instances.withLock { $0[ObjectIdentifier(cls)] = Weak(instance: instance) }
+        instances.withLock { $0[ObjectIdentifier(cls)] = Entry(instance: instance) }
     }
 
     static func unregister(_ cls: AnyClass) {
         _ = instances.withLock { $0.removeValue(forKey: ObjectIdentifier(cls)) }
     }
 
+    /// Forgets the classes made for configurations of the instance whose own class is `base`.
+    static func unregisterConfigurations(of base: AnyClass) {
+        let key = ObjectIdentifier(base)
+        instances.withLock { $0 = $0.filter { $0.value.base != key } }
+    }
+
     static func instance(for cls: AnyClass) -> Moonmock? {
         instances.withLock { $0[ObjectIdentifier(cls)]?.instance }
+    }
+
+    /// What the configuration `cls` was installed into adds to requests; `nil` for a class not
+    /// made by ``Moonmock/install(into:)``.
+    static func installedFacts(for cls: AnyClass) -> SessionFacts? {
+        instances.withLock { $0[ObjectIdentifier(cls)]?.installed }?.facts
+    }
+
+    /// `instance`'s class for `configuration`: the one made when it was installed there before,
+    /// else a new one registered with it.
+    static func protocolClass(of instance: Moonmock, for configuration: URLSessionConfiguration) -> MoonmockURLProtocol.Type {
+        let base = ObjectIdentifier(instance.protocolClass)
+        if let known = configuration.protocolClasses?.first(where: { cls in
+            instances.withLock { $0[ObjectIdentifier(cls)] }.map { $0.base == base && $0.installed?.configuration === configuration } ?? false
+        }) as? MoonmockURLProtocol.Type {
+            return known
+        }
+        let cls = makeProtocolClass()
+        instances.withLock {
+            $0[ObjectIdentifier(cls)] = Entry(instance: instance, installed: InstalledConfiguration(configuration), base: base)
+        }
+        return cls
     }
 
     /// A protocol class no other instance has: `TaggedURLProtocol<B1<B0<…<End>>>>`, the bits
@@ -275,6 +318,24 @@ enum InstanceRegistry {
             return n & 1 == 0 ? build(n >> 1, B0<T>.self) : build(n >> 1, B1<T>.self)
         }
         return build(n, End.self)
+    }
+}
+
+/// A configuration Moonmock was installed into, read once, when its first request is answered.
+/// `@unchecked`: the configuration is only read, under the lock, after which the facts are kept.
+final class InstalledConfiguration: @unchecked Sendable {
+    let configuration: URLSessionConfiguration
+    private let read = Locked<SessionFacts?>(nil)
+
+    init(_ configuration: URLSessionConfiguration) { self.configuration = configuration }
+
+    var facts: SessionFacts {
+        read.withLock { known in
+            if let known { return known }
+            let facts = SessionFacts(configuration)
+            known = facts
+            return facts
+        }
     }
 }
 

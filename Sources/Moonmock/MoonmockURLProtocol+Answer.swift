@@ -9,7 +9,7 @@ import MoonmockCore
 /// ready as the objects URLSession takes.
 ///
 /// ```swift
-/// let answer = Answer(request, owner, session: SessionFacts.of(task))   // the engine runs here
+/// let answer = Answer(request, owner, session: sessionFacts)   // the engine runs here
 /// if case .respond(let delivery, let delay) = answer { … }
 /// ```
 enum Answer {

@@ -12,10 +12,10 @@ extension MoonmockURLProtocol {
     /// and an upstream that does not answer fails the task with a `URLError`.
     func forward(_ request: MockRequest, to proxy: ProxyTarget, head: Bool) {
         let me = Unchecked(self)
-        let queue = laterQueue()
+        let route = later()
         let owner = Self.owner
         Upstream.shared.forward(request, to: proxy) { response in
-            queue.async {
+            route.async {
                 let this = me.value
                 guard !this.withPending({ $0.stopped }) else { return }
                 if let reason = response.headers["x-moonmock-proxy-error"] {
@@ -80,13 +80,13 @@ extension MoonmockURLProtocol {
         URLProtocol.setProperty(true, forKey: Self.passThroughKey, in: mutable)
         let upstreamRequest = Unchecked(mutable as URLRequest)
         let me = Unchecked(self)
-        let queue = laterQueue()
+        let route = later()
         // Not from this thread: startLoading runs on URLSession's work queue, and creating a
         // task on any session synchronously enters that queue again (a deadlock on Linux).
         DispatchQueue.global().async {
             let task = (insecure ? Self.insecureSession : Self.upstreamSession).dataTask(with: upstreamRequest.value) { data, response, error in
                 let result = Unchecked((data, response, error))
-                queue.async {
+                route.async {
                     let this = me.value
                     let (data, response, error) = result.value
                     guard !this.withPending({ $0.stopped }) else { return }

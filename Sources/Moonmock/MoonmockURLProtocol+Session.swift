@@ -1,4 +1,6 @@
-@_spi(Reflection) import Swift
+#if canImport(FoundationNetworking)
+@_spi(Reflection) import Swift   // _forEachField: where corelibs' URLSessionTask keeps its session
+#endif
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -9,6 +11,8 @@ import MoonmockCore
 ///
 /// URLSession applies these itself to a request it sends over the network, and leaves a
 /// `URLProtocol` to do so: the in-process door uses them to see a request as a server would.
+/// They come from the task's session where the task shows it (``of(_:)``, Linux), else from
+/// the configuration the protocol class was installed into (``Moonmock/install(into:)``).
 ///
 /// ```swift
 /// let facts = SessionFacts.of(task)
@@ -50,6 +54,7 @@ struct SessionFacts: Sendable {
     /// The facts of `task`'s session (swift-corelibs-foundation keeps it in the task's
     /// `session`, not public: found by reflection); `nil` if there is none to be found.
     static func of(_ task: URLSessionTask?) -> SessionFacts? {
+        #if canImport(FoundationNetworking)
         guard let task, let session = session(of: task) else { return nil }
         let key = ObjectIdentifier(session)
         if let known = cache.withLock({ $0[key] }), known.session.value === session { return known.facts }
@@ -61,8 +66,18 @@ struct SessionFacts: Sendable {
             entries[key] = (WeakSession(session), facts)
         }
         return facts
+        #else
+        // Apple's URLSessionTask keeps its session in Objective-C, out of reach: the facts come
+        // from the configuration the protocol was installed into.
+        return nil
+        #endif
     }
 
+    /// `URLSession.shared`'s, for the class ``Moonmock/installGlobally()`` answers through when
+    /// the task does not show its session (read once: the shared session's configuration is fixed).
+    static let sharedSession = SessionFacts(URLSession.shared.configuration)
+
+    #if canImport(FoundationNetworking)
     /// `task`'s session. A `Mirror` finds it by name, boxing every child before it (over ten
     /// microseconds a request); the runtime's field records give its place in the object
     /// once, and it is read from there, after one check that both ways find the same session.
@@ -95,10 +110,13 @@ struct SessionFacts: Sendable {
     private static let sessionOffsetChecked = AtomicInt(0)
 
     private static let cache = Locked<[ObjectIdentifier: (session: WeakSession, facts: SessionFacts)]>([:])
+    #endif
 }
 
+#if canImport(FoundationNetworking)
 /// A session held without keeping it alive: its identifier may be reused once it is gone.
 private struct WeakSession: @unchecked Sendable {
     weak var value: URLSession?
     init(_ value: URLSession) { self.value = value }
 }
+#endif

@@ -33,18 +33,25 @@ public class MoonmockURLProtocol: URLProtocol {
     /// handler (or `async data(for:)`), and swift-corelibs-foundation gives those only the data
     /// of the last `didLoad` call. Delegates still get the slices as they come.
     private var dribbleWhole = false
-    /// Where later client calls go (delays, dribble, timeouts, pass-through): the queue
-    /// URLSession runs this task's protocol calls on. Its task registry is not thread-safe, and
-    /// a call from a timer thread can race a task being added (a crash under load).
-    private var deliveryQueue: DispatchQueue?
+    /// Where later client calls go (delays, dribble, timeouts, pass-through): see ``CallbackRoute``.
+    private var route: CallbackRoute?
 
-    /// The delivery queue, found on first use; call from `startLoading` (the task's queue).
-    func laterQueue() -> DispatchQueue {
-        if let deliveryQueue { return deliveryQueue }
-        let queue = Self.workQueue(of: task) ?? DispatchQueue.global()
-        deliveryQueue = queue
-        return queue
+    /// The route back to `startLoading`'s queue or run loop, found on first use; first used
+    /// in `startLoading`.
+    func later() -> CallbackRoute {
+        if let route { return route }
+        let found = CallbackRoute.here(workQueue: Self.workQueue(of: task))
+        route = found
+        return found
     }
+
+    /// What the task's session adds to its requests: the session's own configuration where the
+    /// task shows it (corelibs Foundation), else the configuration this class was installed into.
+    var sessionFacts: SessionFacts? { SessionFacts.of(task) ?? Self.installedFacts }
+
+    /// The facts of the configuration this class was made for; the global class answers for
+    /// `URLSession.shared`.
+    class var installedFacts: SessionFacts? { SessionFacts.sharedSession }
 
     /// Timers and the upstream task are shared by the loading thread and timer threads.
     func withPending<T>(_ body: (inout Pending) -> T) -> T {
@@ -85,18 +92,19 @@ public class MoonmockURLProtocol: URLProtocol {
         self.init(request: task.originalRequest ?? URLRequest(url: URL(string: "http://localhost/")!), cachedResponse: cachedResponse, client: client)
         self.task = task
         if task.state == .running, let owner = Self.owner {
-            answer = Answer(request, owner, session: SessionFacts.of(task))
+            answer = Answer(request, owner, session: sessionFacts)
         }
     }
     #endif
 
     override public func startLoading() {
+        _ = later()   // where later client calls go: decided here, on the caller's thread
         let answer: Answer
         if let early = self.answer {
             answer = early
             self.answer = nil
         } else if let owner = Self.owner {
-            answer = Answer(request, owner, session: SessionFacts.of(task))
+            answer = Answer(request, owner, session: sessionFacts)
         } else {
             fail(MoonmockError.released(request.url?.absoluteString ?? "?"))
             return
@@ -196,7 +204,7 @@ public class MoonmockURLProtocol: URLProtocol {
     /// ```
     var idleTimeout: TimeInterval? {
         var timeout = request.timeoutInterval
-        if timeout == Self.defaultRequestTimeout, let session = SessionFacts.of(task) {
+        if timeout == Self.defaultRequestTimeout, let session = sessionFacts {
             timeout = session.timeoutIntervalForRequest
         }
         return timeout.isFinite && timeout > 0 ? timeout : nil
@@ -224,7 +232,7 @@ public class MoonmockURLProtocol: URLProtocol {
     /// (see ``SessionFacts/storeCookies(of:for:mainDocumentURL:)``), when the request handles cookies.
     private func storeCookies(_ response: MockResponse, url: URL?) {
         guard let url, request.httpShouldHandleCookies, !response.headers.values("Set-Cookie").isEmpty else { return }
-        SessionFacts.of(task)?.storeCookies(of: response, for: url, mainDocumentURL: request.mainDocumentURL)
+        sessionFacts?.storeCookies(of: response, for: url, mainDocumentURL: request.mainDocumentURL)
     }
 
     /// Sends `body` in slices so that it arrives at about `bytesPerSecond`.
@@ -294,7 +302,7 @@ public class MoonmockURLProtocol: URLProtocol {
             p.timers.append(item)
             return true
         }
-        if accepted { laterQueue().asyncAfter(deadline: .now() + seconds, execute: item) }
+        if accepted { later().asyncAfter(seconds, item) }
     }
 
 }
@@ -302,6 +310,7 @@ public class MoonmockURLProtocol: URLProtocol {
 /// The protocol class of one ``Moonmock`` instance (see ``InstanceRegistry``).
 final class TaggedURLProtocol<Tag: InstanceTag>: MoonmockURLProtocol {
     override class var owner: Moonmock? { InstanceRegistry.instance(for: self) }
+    override class var installedFacts: SessionFacts? { InstanceRegistry.installedFacts(for: self) }
     override class var claimsWithoutOwner: Bool { true }
 }
 
