@@ -22,4 +22,29 @@ public enum HTTPDateFormat {
         return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
+
+    /// The seconds since 1970 of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`); `nil` for
+    /// anything else (the obsolete RFC 850 and asctime forms included).
+    ///
+    /// ```swift
+    /// HTTPDateFormat.parse("Sun, 06 Nov 1994 08:49:37 GMT")   // 784_111_777
+    /// ```
+    public static func parse(_ text: String) -> Int? {
+        let parts = text.trimmingSpaces.split(separator: " ")
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT",
+              let day = Int(parts[1]), let month = months.firstIndex(of: String(parts[2])), let year = Int(parts[3]) else { return nil }
+        let clock = parts[4].split(separator: ":").compactMap { Int($0) }
+        guard clock.count == 3, (1...31).contains(day), (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2])
+        else { return nil }
+        // Days from the civil date (proleptic Gregorian), no time-zone database needed.
+        let y = month < 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let m = month + 1
+        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146_097 + doe - 719_468
+        return days * 86_400 + clock[0] * 3600 + clock[1] * 60 + clock[2]
+    }
 }

@@ -16,6 +16,12 @@ public struct MockRequest: Sendable {
     public var host: String { storage.host }
     /// The port when the URL or `Host` header names one.
     public var port: Int? { storage.port }
+    /// `scheme://host[:port]`, as the client addressed the server (its `Host`): what a URL
+    /// pointing back at whoever answers starts with (`{{req.origin}}` in templates).
+    public var origin: String {
+        let h = host.contains(":") ? "[\(host)]" : host
+        return "\(scheme)://\(h)" + (port.map { ":\($0)" } ?? "")
+    }
     /// The path as received (percent-encoded), without the query; never empty.
     public var path: String { storage.path }
     /// The query string without `?`, or `nil`.

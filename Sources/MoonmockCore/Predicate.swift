@@ -75,6 +75,48 @@ public struct Predicate: Sendable {
         Predicate("query.\(name) \(matcher)") { req, _ in matcher.mismatch(req.query(name), what: "query.\(name)") }
     }
 
+    /// Every value of a query parameter, in order (`?tag=a&tag=b` is `["a", "b"]`).
+    public static func queryValues(_ name: String, _ want: [String]) -> Predicate {
+        let shown = "[" + want.joined(separator: ", ") + "]"
+        return Predicate("query.\(name) = \(shown)") { req, _ in
+            let got = req.queryItems.filter { $0.name == name }.map { $0.value ?? "" }
+            return got == want ? nil : "query.\(name): expected \(shown), got [\(got.map { ValueMatcher.brief($0) }.joined(separator: ", "))]"
+        }
+    }
+
+    /// `exact_query`: the request's query has no parameter but `declared` (those expecting
+    /// absence excepted), and each of `single` once.
+    public static func queryExactly(declared: Set<String>, single: Set<String>) -> Predicate {
+        Predicate("query exactly [\(declared.sorted().joined(separator: ", "))]") { req, _ in
+            var seen: [String: Int] = [:]
+            for item in req.queryItems {
+                guard declared.contains(item.name) else { return "query: unexpected parameter \(ValueMatcher.brief(item.name))" }
+                seen[item.name, default: 0] += 1
+            }
+            for name in single.sorted() where (seen[name] ?? 0) > 1 {
+                return "query.\(name): expected one value, got \(seen[name]!)"
+            }
+            return nil
+        }
+    }
+
+    /// A GraphQL request whose `variables` are exactly `want` (an empty table: none, or `{}`).
+    public static func graphQLVariables(_ want: JSONValue) -> Predicate {
+        let shown = String(decoding: want.encoded(), as: UTF8.self)
+        let empty: Bool
+        switch want {
+        case .object(let o): empty = o.isEmpty
+        case .array(let a): empty = a.isEmpty
+        default: empty = false
+        }
+        return Predicate("variables = \(shown)") { req, _ in
+            guard let json = req.json else { return "variables: body is not JSON" }
+            let got = json["variables"] ?? .null
+            if got == want || (empty && (got == .null || got == .object([:]))) { return nil }
+            return "variables: expected \(shown), got \(ValueMatcher.brief(String(decoding: got.encoded(), as: UTF8.self)))"
+        }
+    }
+
     /// A header, by case-insensitive name.
     public static func header(_ name: String, _ matcher: ValueMatcher) -> Predicate {
         let lower = name.asciiLowercased

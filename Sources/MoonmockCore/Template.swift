@@ -50,7 +50,7 @@ public struct Template: Sendable {
         self.pieces = pieces
     }
 
-    private static let requestFields: Set<String> = ["method", "url", "scheme", "host", "port", "path", "body", "id"]
+    private static let requestFields: Set<String> = ["method", "url", "scheme", "host", "port", "origin", "path", "body", "id"]
     private static let requestTables: Set<String> = ["params", "query", "headers", "cookies", "json"]
 
     private static func validate(_ path: [String], _ expr: String) throws {
@@ -117,6 +117,7 @@ public struct Template: Sendable {
         case "url": return .string(req.url)
         case "scheme": return .string(req.scheme)
         case "host": return .string(req.host)
+        case "origin": return .string(req.origin)
         case "port": return req.effectivePort.map { .integer(Int64($0)) }
         case "path": return .string(req.path)
         case "body": return .string(req.bodyText)

@@ -7,7 +7,7 @@ enum Prelude {
     static let source = helpersSource + "\n" + mainSource.replacingOccurrences(of: "--@streams\n", with: streamsSource + webSocketSource)
 
     static let mainSource = #"""
-local builder_opts = { status = true, headers = true, delay = true, fault = true, bytes_per_second = true }
+local builder_opts = { status = true, headers = true, delay = true, fault = true, bytes_per_second = true, conditional = true }
 
 -- The options every builder shares (status from `lowest` to 599, headers, delay), then the
 -- host's check of the whole value.
@@ -21,6 +21,8 @@ local function finish_response(fields, opts, what, lowest)
   if opts.headers ~= nil then check_type(opts.headers, "table", what .. ": headers") end
   fields.headers = opts.headers
   fields.delay = opts.delay
+  if opts.conditional ~= nil then check_type(opts.conditional, "boolean", what .. ": conditional") end
+  fields.conditional = opts.conditional
   setmetatable(fields, RESP)
   local ok, err = H.validate_response(fields)
   if not ok then fail(what .. ": " .. err) end
@@ -189,8 +191,10 @@ function mock.match(pattern)
 end
 
 -- rules
-local rule_opts = { status = true, headers = true, delay = true, times = true, name = true, priority = true }
-local graphql_opts = { status = true, headers = true, delay = true, times = true, name = true, priority = true, path = true }
+local rule_opts = { status = true, headers = true, delay = true, times = true, name = true, priority = true, query = true,
+                    exact_query = true }
+local graphql_opts = { status = true, headers = true, delay = true, times = true, name = true, priority = true, path = true,
+                       query = true, exact_query = true, variables = true }
 
 local function register(spec, what)
   spec.where = where()
@@ -204,7 +208,8 @@ local function verb(method)
     check_type(pattern, "string", what .. " pattern")
     check_handler(handler, what, "the second argument")
     opts = check_opts(opts, rule_opts, what)
-    register({ method = method, path = pattern, respond = handler, opts = opts }, what)
+    register({ method = method, path = pattern, respond = handler, opts = opts, query = opts.query,
+               exact_query = opts.exact_query }, what)
   end
 end
 for _, m in ipairs { "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS" } do mock[m:lower()] = verb(m) end
@@ -216,13 +221,15 @@ function mock.graphql(operation, handler, opts)
   opts = check_opts(opts, graphql_opts, "mock.graphql")
   local path = opts.path or "/graphql"
   check_type(path, "string", "mock.graphql path")
-  register({ method = "POST", path = path, respond = handler, opts = opts, graphql = operation,
+  if opts.variables ~= nil then check_type(opts.variables, "table", "mock.graphql variables") end
+  register({ method = "POST", path = path, respond = handler, opts = opts, graphql = operation, query = opts.query,
+             exact_query = opts.exact_query, variables = opts.variables,
              default_name = "graphql " .. operation }, "mock.graphql")
 end
 
 local route_keys = { method = true, path = true, url = true, host = true, query = true, headers = true, json = true,
                      body = true, when = true, respond = true, times = true, name = true, priority = true,
-                     status = true, delay = true, graphql = true }
+                     status = true, delay = true, graphql = true, exact_query = true, variables = true }
 function mock.route(spec)
   check_type(spec, "table", "mock.route argument")
   check_opts(spec, route_keys, "mock.route")
@@ -236,7 +243,9 @@ function mock.route(spec)
   if spec.when ~= nil then check_type(spec.when, "function", "mock.route when") end
   local method = spec.method and spec.method:upper() or (spec.graphql and "POST") or nil
   if method == "ANY" or method == "*" then method = nil end
+  if spec.variables ~= nil then check_type(spec.variables, "table", "mock.route variables") end
   register({ method = method, path = pattern, respond = spec.respond, host = spec.host, query = spec.query,
+             exact_query = spec.exact_query, variables = spec.variables,
              headers = spec.headers, json = spec.json, body = spec.body, when = spec.when, graphql = spec.graphql,
              opts = { times = spec.times, name = spec.name, priority = spec.priority, status = spec.status,
                       delay = spec.delay } }, "mock.route")

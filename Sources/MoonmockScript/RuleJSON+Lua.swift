@@ -24,6 +24,9 @@ extension RuleJSON {
 
     /// A query, header or body matcher: a string, `mock.present`, `mock.absent` or `mock.match(…)`.
     static func matcher(_ v: JSONValue) -> String {
+        if case .array(let items) = v {
+            return "{ " + items.map { quoted(Array(($0.stringValue ?? "").utf8)) }.joined(separator: ", ") + " }"
+        }
         if case .object(let o) = v {
             if o["present"] != nil { return "mock.present" }
             if o["absent"] != nil { return "mock.absent" }
@@ -39,13 +42,18 @@ extension RuleJSON {
         if let s = o["status"].flatMap(integer) { opts.append("status = \(s)") }
         var headers: [(String, String)] = []
         if case .object(let hs)? = o["headers"] {
-            headers = hs.keys.sorted().compactMap { k in hs[k]?.stringValue.map { (k, $0) } }
+            headers = hs.keys.sorted().compactMap { k in
+                if case .array(let items)? = hs[k] {
+                    return (k, "{ " + items.map { quoted(Array(($0.stringValue ?? "").utf8)) }.joined(separator: ", ") + " }")
+                }
+                return hs[k]?.stringValue.map { (k, quoted(Array($0.utf8))) }
+            }
         }
         if o["base64"] != nil && !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
-            headers.append(("Content-Type", "application/octet-stream"))
+            headers.append(("Content-Type", quoted(Array("application/octet-stream".utf8))))
         }
         if !headers.isEmpty {
-            opts.append("headers = { " + headers.map { "[\(quoted(Array($0.0.utf8)))] = \(quoted(Array($0.1.utf8)))" }.joined(separator: ", ") + " }")
+            opts.append("headers = { " + headers.map { "[\(quoted(Array($0.0.utf8)))] = \($0.1)" }.joined(separator: ", ") + " }")
         }
         if let d = o["delay"] {
             if case .object(let parts) = d {
@@ -56,6 +64,7 @@ extension RuleJSON {
         }
         if let f = o["fault"] { opts.append("fault = \(lua(f))") }
         if let r = o["bytes_per_second"] { opts.append("bytes_per_second = \(lua(r))") }
+        if o["conditional"] == .bool(true) { opts.append("conditional = true") }
         let table = "{ " + opts.joined(separator: ", ") + " }"
         if let json = o["json"] { return "mock.json(\(decoded(json)), \(table))" }
         if let text = o["text"]?.stringValue { return "mock.text(\(quoted(Array(text.utf8))), \(table))" }

@@ -16,9 +16,9 @@ public struct RuleJSON: Sendable {
     public let name: String?
     private let fields: [String: JSONValue]
 
-    static let keys = ["name", "method", "path", "url", "host", "query", "headers", "json", "body", "graphql",
-                       "priority", "times", "respond", "lua"]
-    static let respondKeys = ["status", "headers", "json", "text", "base64", "file", "delay", "fault", "bytes_per_second"]
+    static let keys = ["name", "method", "path", "url", "host", "query", "exact_query", "headers", "json", "body", "graphql",
+                       "variables", "priority", "times", "respond", "lua"]
+    static let respondKeys = ["status", "headers", "json", "text", "base64", "file", "delay", "fault", "bytes_per_second", "conditional"]
     static let faults = ["connection_reset", "empty_response", "malformed_chunk", "timeout", "dribble"]
 
     /// Checks `json`; `field` names it in errors (`rules[2]`).
@@ -43,7 +43,9 @@ public struct RuleJSON: Sendable {
         if let m = o["method"]?.stringValue, !m.utf8.allSatisfy(Self.isTokenByte) {
             throw .invalid("\(field).method", "'\(m)' is not an HTTP method")
         }
-        for key in ["query", "headers"] { try Self.checkMatchers(o[key], at: "\(field).\(key)") }
+        for key in ["query", "headers"] { try Self.checkMatchers(o[key], at: "\(field).\(key)", lists: key == "query") }
+        if let e = o["exact_query"], case .bool = e {} else if let e = o["exact_query"] { throw .expected("\(field).exact_query", "true or false", e) }
+        if let v = o["variables"], case .object = v {} else if let v = o["variables"] { throw .expected("\(field).variables", "an object", v) }
         if let body = o["body"] { try Self.checkTextMatcher(body, at: "\(field).body") }
         if let p = o["priority"], Self.integer(p) == nil { throw .expected("\(field).priority", "an integer", p) }
         if let t = o["times"], (Self.integer(t) ?? 0) < 1 { throw .expected("\(field).times", "a positive integer", t) }
@@ -76,6 +78,8 @@ public struct RuleJSON: Sendable {
                 entries.append("\(key) = { \(items.joined(separator: ", ")) }")
             }
         }
+        if fields["exact_query"] == .bool(true) { entries.append("exact_query = true") }
+        if let variables = fields["variables"] { entries.append("variables = \(Self.decoded(variables))") }
         if let json = fields["json"] { entries.append("json = \(Self.decoded(json))") }
         if let body = fields["body"] { entries.append("body = \(Self.matcher(body))") }
         entries.append("respond = " + (fields["lua"] != nil ? "handler" : Self.response(fields["respond"] ?? .object([:]))))
@@ -90,10 +94,19 @@ public struct RuleJSON: Sendable {
         }
     }
 
-    private static func checkMatchers(_ value: JSONValue?, at field: String) throws(RuleJSONError) {
+    /// `lists`: a value may also be a non-empty list of strings (every value of a query parameter, in order).
+    private static func checkMatchers(_ value: JSONValue?, at field: String, lists: Bool = false) throws(RuleJSONError) {
         guard let value else { return }
         guard case .object(let o) = value else { throw .expected(field, #"an object of names to values"#, value) }
-        for (name, v) in o.sorted(by: { $0.key < $1.key }) { try checkTextMatcher(v, at: "\(field).\(name)") }
+        for (name, v) in o.sorted(by: { $0.key < $1.key }) {
+            if lists, case .array(let items) = v {
+                guard !items.isEmpty, items.allSatisfy({ $0.stringValue != nil }) else {
+                    throw .expected("\(field).\(name)", "a non-empty list of strings", v)
+                }
+                continue
+            }
+            try checkTextMatcher(v, at: "\(field).\(name)")
+        }
     }
 
     /// A string, `{"present": true}`, `{"absent": true}` or `{"match": "lua pattern"}`.
@@ -122,10 +135,13 @@ public struct RuleJSON: Sendable {
         if let h = o["headers"] {
             guard case .object(let hs) = h else { throw .expected("\(field).headers", "an object of header names to strings", h) }
             for (name, value) in hs.sorted(by: { $0.key < $1.key }) where value.stringValue == nil {
-                throw .expected("\(field).headers.\(name)", "a string", value)
+                // A list of strings: the field repeated (`Set-Cookie`, `Link`).
+                if case .array(let items) = value, !items.isEmpty, items.allSatisfy({ $0.stringValue != nil }) { continue }
+                throw .expected("\(field).headers.\(name)", "a string or a list of strings", value)
             }
         }
         if let d = o["delay"] { try checkDelay(d, at: "\(field).delay") }
+        if let c = o["conditional"], case .bool = c {} else if let c = o["conditional"] { throw .expected("\(field).conditional", "true or false", c) }
         if let f = o["fault"] {
             guard let kind = f.stringValue, faults.contains(kind) else { throw .expected("\(field).fault", "one of \(faults.joined(separator: ", "))", f) }
         }

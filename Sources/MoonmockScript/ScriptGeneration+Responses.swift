@@ -86,8 +86,17 @@ extension ScriptGeneration {
         default: throw LuaError.host("unknown response kind '\(kind)'")
         }
 
+        var headerTemplates: [HeaderTemplate] = []
         if stack.getField(t, "headers") == LUA_TTABLE {
-            for (name, value) in try stringPairs(at: -1, stack, "headers") { response.headers[name] = value }
+            for (name, value) in try headerValues(at: -1, stack) {
+                switch value {
+                case .list(let values):
+                    response.headers[name] = nil
+                    for value in values { response.headers.add(name, value) }
+                case .template(let template):
+                    headerTemplates.append(HeaderTemplate(name: name, template: template))
+                }
+            }
         }
         stack.pop()
         stack.getField(t, "delay")
@@ -109,12 +118,25 @@ extension ScriptGeneration {
         }
         stack.pop()
 
+        stack.getField(t, "conditional")
+        let conditional = stack.bool(at: -1)
+        stack.pop()
+        let spec = try responseBody(kind, t, response, headerTemplates, explicit, stack)
+        return conditional ? .conditional(spec) : spec
+    }
+
+    /// The spec of a built response: fixed, or rendered per request when it has templates.
+    private func responseBody(_ kind: String, _ t: Int32, _ response: MockResponse, _ headerTemplates: [HeaderTemplate],
+                              _ explicit: Bool, _ stack: LuaStack) throws -> ResponseSpec {
         if kind == "template" {
             stack.getField(t, "template")
             let id = Int(stack.integer(at: -1) ?? 0)
             stack.pop()
             let escape = response.headers["Content-Type"]?.contains("json") ?? false
-            return .template(templates[id], base: response, escapeJSON: escape, explicitStatus: explicit)
+            return .template(templates[id], headers: headerTemplates, base: response, escapeJSON: escape, explicitStatus: explicit)
+        }
+        if !headerTemplates.isEmpty {
+            return .template(nil, headers: headerTemplates, base: response, escapeJSON: false, explicitStatus: explicit)
         }
         return .fixed(response, explicitStatus: explicit)
     }
@@ -152,6 +174,61 @@ extension ScriptGeneration {
     }
 
     /// `{ name = value }` pairs of strings (numbers accepted as values), sorted by name.
+    /// A response header's value in the script: a string, a list of strings (the field
+    /// repeated: `Set-Cookie`, `Link`), or a `mock.template(...)` rendered per request.
+    enum HeaderValue {
+        case list([String])
+        case template(Template)
+    }
+
+    /// The `headers` table at `i`, sorted by name.
+    func headerValues(at i: Int32, _ stack: LuaStack) throws -> [(String, HeaderValue)] {
+        let t = stack.absolute(i)
+        var pairs: [(String, HeaderValue)] = []
+        lua_pushnil(stack.L)
+        while lua_next(stack.L, t) != 0 {
+            defer { stack.pop() }
+            guard stack.isString(at: -2), let key = stack.string(at: -2) else {
+                lua_settop(stack.L, t)
+                throw LuaError.host("headers names must be strings")
+            }
+            if let value = stack.string(at: -1) {
+                pairs.append((key, .list([value])))
+                continue
+            }
+            let v = stack.absolute(-1)
+            func failure() -> LuaError {
+                let type = stack.typeName(at: v)
+                lua_settop(stack.L, t)
+                return LuaError.host("headers.\(key) must be a string, a list of strings or a mock.template(...), got \(type)")
+            }
+            guard stack.isTable(at: v) else { throw failure() }
+            if hasMetatable(v, refs.resp, stack) {
+                stack.getField(v, "kind")
+                let kind = stack.string(at: -1)
+                stack.pop()
+                guard kind == "template" else { throw failure() }
+                stack.getField(v, "template")
+                let id = Int(stack.integer(at: -1) ?? 0)
+                stack.pop()
+                pairs.append((key, .template(templates[id])))
+                continue
+            }
+            let n = stack.rawLength(v)
+            guard n > 0 else { throw failure() }
+            var values: [String] = []
+            for k in 1...n {
+                stack.getIndex(v, Int64(k))
+                let value = stack.string(at: -1)
+                stack.pop()
+                guard let value else { throw failure() }
+                values.append(value)
+            }
+            pairs.append((key, .list(values)))
+        }
+        return pairs.sorted { $0.0 < $1.0 }
+    }
+
     func stringPairs(at i: Int32, _ stack: LuaStack, _ what: String) throws -> [(String, String)] {
         let t = stack.absolute(i)
         var pairs: [(String, String)] = []

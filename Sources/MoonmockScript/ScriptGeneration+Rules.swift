@@ -42,7 +42,10 @@ extension ScriptGeneration {
         }
         stack.pop()
         if stack.getField(opts, "headers") == LUA_TTABLE {
-            for (k, v) in try stringPairs(at: -1, stack, "headers") { defaults.headers[k] = v }
+            for (k, v) in try headerValues(at: -1, stack) {
+                guard case .list(let values) = v else { throw LuaError.host("headers.\(k): a rule's default headers are strings, not templates") }
+                for value in values { defaults.headers.add(k, value) }
+            }
         } else if !stack.isNil(at: -1) {
             throw LuaError.host("headers must be a table")
         }
@@ -73,27 +76,46 @@ extension ScriptGeneration {
         }
         let operation = string("graphql")
         if let operation { predicates.append(.graphQL(operation: operation)) }
+        var queryNames: Set<String> = [], singleQueryNames: Set<String> = []
         for (field, make) in [("query", Predicate.query), ("headers", Predicate.header)] as [(String, (String, ValueMatcher) -> Predicate)] {
             if stack.getField(1, field) == LUA_TTABLE {
                 let t = stack.top
-                var entries: [(String, ValueMatcher)] = []
+                var entries: [(String, Predicate)] = []
                 lua_pushnil(L)
                 while lua_next(L, t) != 0 {
                     guard let key = stack.isString(at: -2) ? stack.string(at: -2) : nil else {
                         throw LuaError.host("\(field) names must be strings")
                     }
-                    entries.append((key, try valueMatcher(at: -1, stack, "\(field).\(key)")))
+                    if field == "query", let values = try stringList(at: -1, stack, "query.\(key)") {
+                        entries.append((key, .queryValues(key, values)))
+                        queryNames.insert(key)
+                    } else {
+                        let matcher = try valueMatcher(at: -1, stack, "\(field).\(key)")
+                        entries.append((key, make(key, matcher)))
+                        if field == "query", case .absent = matcher {} else if field == "query" {
+                            queryNames.insert(key)
+                            singleQueryNames.insert(key)
+                        }
+                    }
                     stack.pop()
                 }
-                predicates += entries.sorted { $0.0 < $1.0 }.map { make($0.0, $0.1) }
+                predicates += entries.sorted { $0.0 < $1.0 }.map(\.1)
             } else if !stack.isNil(at: -1) {
                 throw LuaError.host("\(field) must be a table")
             }
             stack.pop()
         }
+        stack.getField(1, "exact_query")
+        let exactQuery = stack.bool(at: -1)
+        stack.pop()
+        if exactQuery { predicates.append(.queryExactly(declared: queryNames, single: singleQueryNames)) }
         if stack.getField(1, "json") != LUA_TNIL {
             guard stack.isTable(at: -1) else { throw LuaError.host("json must be a table (a subset of the expected body)") }
             predicates.append(.json(try json(at: -1, stack)))
+        }
+        stack.pop()
+        if stack.getField(1, "variables") != LUA_TNIL {
+            predicates.append(.graphQLVariables(try json(at: -1, stack)))
         }
         stack.pop()
         if stack.getField(1, "body") != LUA_TNIL {
@@ -159,15 +181,17 @@ extension ScriptGeneration {
     /// A template's `{{req.params.NAME}}` that the rule's pattern can never fill is a load error.
     static func checkParameters(of spec: ResponseSpec, against pattern: RoutePattern) throws {
         switch spec {
-        case .template(let template, _, _, _):
+        case .template(let template, let headers, _, _, _):
             let known = pattern.parameterNames
-            for name in template.parameterNames where !known.contains(name) {
+            for name in (template?.parameterNames ?? []) + headers.flatMap(\.template.parameterNames) where !known.contains(name) {
                 let has = known.isEmpty ? "it has none" : "it has: " + known.joined(separator: ", ")
                 let near = EditDistance.nearest(to: name, among: known).map { "; did you mean {{req.params.\($0)}}?" } ?? ""
                 throw LuaError.host("{{req.params.\(name)}}: the pattern \(pattern.source) has no parameter '\(name)' (\(has))\(near)")
             }
         case .sequence(_, let items):
             for item in items { try checkParameters(of: item, against: pattern) }
+        case .conditional(let spec):
+            try checkParameters(of: spec, against: pattern)
         case .fixed:
             break
         }
@@ -216,6 +240,27 @@ extension ScriptGeneration {
     }
 
     /// A string (equality), a number (as text), `mock.present`, `mock.absent` or `mock.match(p)`.
+    /// A plain table at `i` as a list of strings (every value of a query parameter, in order);
+    /// `nil` for anything else (a matcher, a string).
+    private func stringList(at i: Int32, _ stack: LuaStack, _ what: String) throws -> [String]? {
+        let t = stack.absolute(i)
+        guard stack.isTable(at: t), !hasMetatable(t, refs.matcher, stack) else { return nil }
+        let n = stack.rawLength(t)
+        var values: [String] = []
+        if n > 0 {
+            for k in 1...n {
+                stack.getIndex(t, Int64(k))
+                defer { stack.pop() }
+                guard stack.type(at: -1) == LUA_TSTRING || stack.type(at: -1) == LUA_TNUMBER, let v = stack.string(at: -1) else {
+                    throw LuaError.host("\(what)[\(k)] must be a string, got \(stack.typeName(at: -1))")
+                }
+                values.append(v)
+            }
+        }
+        guard !values.isEmpty else { throw LuaError.host("\(what) must be a string, a list of strings, mock.present, mock.absent or mock.match(...)") }
+        return values
+    }
+
     private func valueMatcher(at i: Int32, _ stack: LuaStack, _ what: String) throws -> ValueMatcher {
         switch stack.type(at: i) {
         case LUA_TSTRING, LUA_TNUMBER:
