@@ -40,6 +40,23 @@ public enum LuaLiteral {
     /// ``quoted(_:)`` of a string's UTF-8.
     public static func string(_ s: String) -> String { quoted(Array(s.utf8)) }
 
+    /// A long bracket string (`[[…]]`, `[=[…]=]`, …) holding exactly `text`, which reads as the
+    /// text itself (JSON in a script stays JSON); a quoted literal when a long string would
+    /// change it (a carriage return, which Lua reads as a newline, a leading newline, which it
+    /// drops, or a control character).
+    ///
+    /// ```swift
+    /// LuaLiteral.long(#"{"a": [1]}"#)   // [[{"a": [1]}]]
+    /// ```
+    public static func long(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        guard bytes.first != 0x0A, bytes.allSatisfy({ $0 >= 0x20 || $0 == 0x0A || $0 == 0x09 }), String(validating: bytes, as: UTF8.self) != nil
+        else { return quoted(bytes) }
+        var level = ""
+        while text.contains("]" + level + "]") || text.hasSuffix("]" + level) { level += "=" }
+        return "[" + level + "[" + text + "]" + level + "]"
+    }
+
     /// Whether `name` can be written bare as a table key (`name = …`).
     public static func isIdentifier(_ name: String) -> Bool {
         guard let first = name.utf8.first, first == UInt8(ascii: "_") || (first | 0x20 >= 0x61 && first | 0x20 <= 0x7A) else { return false }

@@ -30,8 +30,7 @@ public enum OpenAPIImporter {
         }
         guard case .object(let paths)? = spec["paths"] else { throw Failure(description: "\(name): no paths") }
         var generator = SchemaExamples(document: spec)
-        var names = FixtureNames()
-        var files: [(String, [UInt8])] = []
+        var fixtures = Fixtures()
         var notes: [WriterNote] = []
         var rules: [String] = []
         let writer = ScriptWriter(options: options)
@@ -64,7 +63,7 @@ public enum OpenAPIImporter {
                         continue
                     }
                     let exchange = RecordedExchange(request: request, status: code, headers: headers, body: body)
-                    answers.append((status == "default" ? "other" : status, writer.response(exchange, key, &names, &files)))
+                    answers.append((status == "default" ? "other" : status, writer.response(exchange, key, &fixtures)))
                 }
                 guard !answers.isEmpty else { continue }
                 let summary = operation["summary"]?.stringValue ?? operation["operationId"]?.stringValue
@@ -91,7 +90,7 @@ public enum OpenAPIImporter {
             for note in notes { out += "--   \(note.source): \(note.message)\n" }
         }
         out += rules.map { "\n" + $0 }.joined()
-        return ScriptWriter.Output(script: out, fixtures: files.map { (path: $0.0, bytes: $0.1) }, ruleCount: rules.count, notes: notes)
+        return ScriptWriter.Output(script: out, fixtures: fixtures.files, ruleCount: rules.count, notes: notes)
     }
 
     /// `/pets/{petId}` → `/pets/:petId`.

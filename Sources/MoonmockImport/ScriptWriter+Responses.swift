@@ -3,19 +3,25 @@ import MoonmockCore
 
 extension ScriptWriter {
     /// The Lua value answering as `exchange` was answered: `mock.json(...)`, `mock.text(...)`,
-    /// `mock.file(...)` of a fixture, or `mock.status(...)`.
-    func response(_ exchange: RecordedExchange, _ key: RuleKey, _ names: inout FixtureNames, _ files: inout [(String, [UInt8])]) -> String {
-        let contentType = exchange.headers["content-type"]?.lowercased() ?? ""
-        var headers = keptHeaders(exchange.headers)
-        func opts(dropping type: (String) -> Bool, status: Bool = true) -> String {
+    /// `mock.file(...)` of a fixture, or `mock.status(...)`. The content type, status and body
+    /// are the recorded ones, byte for byte (JSON keeps its key order: a body whose keys the
+    /// Lua table would reorder goes as text or to a fixture as it came).
+    func response(_ exchange: RecordedExchange, _ key: RuleKey, _ fixtures: inout Fixtures) -> String {
+        let contentType = exchange.headers["content-type"] ?? ""
+        let lowerType = contentType.lowercased()
+        var headers = writtenHeaders(exchange.headers, origin: exchange.request.origin)
+        let validated = (200...299).contains(exchange.status)
+            && headers.contains { ["etag", "last-modified"].contains($0.name.lowercased()) }
+        /// The options table; `builderType` is the content type the builder gives by itself.
+        func opts(builderType: String?, status: Bool = true) -> String {
             var parts: [String] = []
             if status && exchange.status != 200 { parts.append("status = \(exchange.status)") }
             if let delay = exchange.delayMilliseconds, delay > 0 { parts.append("delay = \(Self.milliseconds(delay))") }
-            let shown = headers.filter { !($0.name.lowercased() == "content-type" && type($0.value.lowercased())) }
+            let shown = headers.filter { !($0.name.lowercased() == "content-type" && ($0.value == .values([builderType ?? ""]) || builderType == nil)) }
             if !shown.isEmpty {
-                parts.append("headers = { " + shown.map { "\(LuaLiteral.key($0.name)) = \(LuaLiteral.string($0.value))" }
-                    .joined(separator: ", ") + " }")
+                parts.append("headers = { " + shown.map { "\(LuaLiteral.key($0.name)) = \($0.value.lua)" }.joined(separator: ", ") + " }")
             }
+            if validated { parts.append("conditional = true") }
             return parts.isEmpty ? "" : ", { " + parts.joined(separator: ", ") + " }"
         }
         if let fault = exchange.fault {
@@ -25,56 +31,39 @@ extension ScriptWriter {
         let body = exchange.body
         if body.isEmpty || exchange.status == 204 || exchange.status == 304 {
             // No body: a content type says nothing.
-            let o = opts(dropping: { _ in true }, status: false)
+            let o = opts(builderType: nil, status: false)
             return "mock.status(\(exchange.status)\(o.isEmpty ? "" : ", nil" + o))"
         }
-        if contentType.contains("json") || (contentType.isEmpty && Self.looksLikeJSON(body)), var json = try? JSONValue(parsing: body) {
-            json = redact(json)
-            let compact = json.encoded()
-            if compact.count <= options.inlineLimit || !options.useFixtures {
-                return "mock.json(\(LuaLiteral.value(json, indent: "", wrap: 100))\(opts(dropping: { $0.hasPrefix("application/json") })))"
+        if lowerType.contains("json") || (lowerType.isEmpty && Self.looksLikeJSON(body)), let parsed = try? JSONValue(parsing: body) {
+            var bytes = body, json = parsed
+            if !options.redactJSONKeys.isEmpty, let redacted = JSONRedaction.redact(body, keys: options.redactJSONKeys), redacted != body {
+                bytes = redacted
+                json = (try? JSONValue(parsing: redacted)) ?? parsed
             }
-            let path = names.name(for: key, extension: "json")
-            files.append((path, Array(Self.pretty(json).utf8) + [0x0A]))
-            return "mock.file(\(LuaLiteral.string(path))\(opts(dropping: { $0.hasPrefix("application/json") })))"
+            if lowerType.isEmpty { headers.append(("Content-Type", .values(["application/json"]))) }
+            if json.encoded() == bytes && (bytes.count <= options.inlineLimit || !options.useFixtures) {
+                // The table encodes back to the very bytes: inline, where it is easiest to edit.
+                return "mock.json(\(LuaLiteral.value(json, indent: "", wrap: 100))\(opts(builderType: "application/json; charset=utf-8")))"
+            }
+            if bytes.count <= options.inlineLimit || !options.useFixtures, let text = String(validating: bytes, as: UTF8.self) {
+                // As written: a table would come back with its keys sorted.
+                return "mock.json.raw(\(LuaLiteral.long(text))\(opts(builderType: "application/json; charset=utf-8")))"
+            }
+            let path = fixtures.path(for: key, extension: "json", bytes: bytes)
+            return "mock.file(\(LuaLiteral.string(path))\(opts(builderType: MIMEType.forPath(path))))"
         }
-        let text = Self.isText(contentType, body)
+        let text = Self.isText(lowerType, body)
+        if !text && contentType.isEmpty { headers.append(("Content-Type", .values(["application/octet-stream"]))) }
         if (text && body.count <= options.inlineLimit) || !options.useFixtures {
-            if !text && headers["content-type"] == nil { headers.add("Content-Type", "application/octet-stream") }
-            return "mock.text(\(LuaLiteral.quoted(body))\(opts(dropping: { $0.hasPrefix("text/plain") })))"
+            return "mock.text(\(LuaLiteral.quoted(body))\(opts(builderType: "text/plain; charset=utf-8")))"
         }
-        let ext = Self.fileExtension(contentType, text: text)
-        let path = names.name(for: key, extension: ext)
-        files.append((path, body))
-        let implied = Self.impliedType[ext] ?? "application/octet-stream"
-        if headers["content-type"] == nil && !text { headers.add("Content-Type", "application/octet-stream") }
-        return "mock.file(\(LuaLiteral.string(path))\(opts(dropping: { $0.hasPrefix(implied) })))"
+        let path = fixtures.path(for: key, extension: Self.fileExtension(lowerType, text: text), bytes: body)
+        return "mock.file(\(LuaLiteral.string(path))\(opts(builderType: MIMEType.forPath(path))))"
     }
 
     /// `50`, or `12.5`.
     static func milliseconds(_ ms: Double) -> String {
         ms == ms.rounded() && abs(ms) < 1e12 ? String(Int64(ms)) : LuaLiteral.value(.double(ms))
-    }
-
-    /// The response's headers without those that say nothing about the mock, secrets redacted.
-    func keptHeaders(_ headers: HTTPHeaders) -> HTTPHeaders {
-        let redacted = Set(options.redactHeaders.map { $0.lowercased() }).union(Self.secrets)
-        var kept = HTTPHeaders()
-        for field in headers where !Self.dropped.contains(field.name.lowercased()) {
-            kept.add(field.name, redacted.contains(field.name.lowercased()) ? "REDACTED" : field.value)
-        }
-        return kept
-    }
-
-    /// Every `--redact-json` key, at any depth, holds `"REDACTED"`.
-    func redact(_ v: JSONValue) -> JSONValue {
-        guard !options.redactJSONKeys.isEmpty else { return v }
-        switch v {
-        case .object(let o):
-            return .object(o.reduce(into: [:]) { r, m in r[m.key] = options.redactJSONKeys.contains(m.key) ? .string("REDACTED") : redact(m.value) })
-        case .array(let a): return .array(a.map(redact))
-        default: return v
-        }
     }
 
     static func looksLikeJSON(_ body: [UInt8]) -> Bool {
@@ -101,21 +90,5 @@ extension ScriptWriter {
         if bare == "application/xml" || bare.hasSuffix("+xml") { return "xml" }
         if bare == "image/jpg" { return "jpg" }
         return text ? "txt" : "bin"
-    }
-
-    /// JSON with sorted keys, two spaces per level.
-    static func pretty(_ v: JSONValue, _ indent: String = "") -> String {
-        switch v {
-        case .array(let items) where !items.isEmpty:
-            return "[\n" + items.map { indent + "  " + pretty($0, indent + "  ") }.joined(separator: ",\n") + "\n" + indent + "]"
-        case .object(let o) where !o.isEmpty:
-            return "{\n" + o.keys.sorted().map { k in
-                var key: [UInt8] = []
-                JSONValue.encodeString(k, into: &key)
-                return indent + "  " + String(decoding: key, as: UTF8.self) + ": " + pretty(o[k]!, indent + "  ")
-            }.joined(separator: ",\n") + "\n" + indent + "}"
-        default:
-            return String(decoding: v.encoded(), as: UTF8.self)
-        }
     }
 }

@@ -58,6 +58,13 @@ public struct ScriptWriter: Sendable {
         public var redactJSONKeys: Set<String> = []
         /// Pin rules to the scheme, host and port they were captured from.
         public var keepHost = false
+        /// Cookie names whose `Set-Cookie` values are written as `REDACTED` (on top of session-like ones).
+        public var redactCookies: Set<String> = []
+        /// Keep every `Set-Cookie` value as it was (`--keep-cookies`).
+        public var keepCookies = false
+        /// A rule answers only the query it was captured with: the same parameters and values, no
+        /// other (`exact_query = true`).
+        public var exactQuery = true
         /// Bodies up to this many bytes go inline; larger ones, and binary ones, to fixtures.
         public var inlineLimit = 256
         /// `false`: every body inline, binary ones as escaped strings (a script printed alone).
@@ -95,10 +102,10 @@ public struct ScriptWriter: Sendable {
     static let dropped: Set<String> = ["date", "content-length", "connection", "transfer-encoding", "server", "via", "keep-alive",
                                        "content-encoding", "age", "x-served-by", "x-cache", "x-cache-hits", "x-timer", "alt-svc",
                                        "strict-transport-security", "cf-ray", "cf-cache-status", "expect-ct", "report-to", "nel",
-                                       "accept-ranges", "vary", "etag", "last-modified", "x-request-id", "x-amzn-requestid",
+                                       "accept-ranges", "x-request-id", "x-amzn-requestid",
                                        "x-amz-cf-id", "x-amz-cf-pop", "proxy-connection", "upgrade", "trailer", "te"]
-    /// Header values that are secrets wherever they appear.
-    static let secrets: Set<String> = ["authorization", "cookie", "set-cookie", "x-api-key", "proxy-authorization"]
+    /// Header values that are secrets wherever they appear (`Set-Cookie`: see ``cookie(_:)``).
+    static let secrets: Set<String> = ["authorization", "cookie", "x-api-key", "proxy-authorization"]
 
     /// The script for `exchanges`, with `notes` listed at the top.
     public func write(_ exchanges: [RecordedExchange], notes: [WriterNote] = []) -> Output {
@@ -111,18 +118,17 @@ public struct ScriptWriter: Sendable {
                 groups.append((key, [exchange]))
             }
         }
-        var fixtures = FixtureNames()
+        var fixtures = Fixtures()
+        var rules: [String] = []
+        for group in groups { rules += self.rules(group.key, group.exchanges, &fixtures) }
         var out = "-- \(options.title)\n"
-        out += "-- \(groups.count) rule\(groups.count == 1 ? "" : "s"), in the order their requests were first seen. Edit freely:\n"
+        out += "-- \(rules.count) rule\(rules.count == 1 ? "" : "s"), in the order their requests were first seen. Edit freely:\n"
         out += "-- `moonmock check mocks.lua` lists them, `moonmock serve mocks.lua` serves them.\n"
         if !notes.isEmpty {
             out += "--\n-- Not converted (\(notes.count)):\n"
             for note in notes { out += "--   \(note.source): \(note.message.replacingOccurrences(of: "\n", with: " "))\n" }
         }
-        var files: [(String, [UInt8])] = []
-        for group in groups {
-            out += "\n" + rule(group.key, group.exchanges, &fixtures, &files)
-        }
-        return Output(script: out, fixtures: files, ruleCount: groups.count, notes: notes)
+        for rule in rules { out += "\n" + rule }
+        return Output(script: out, fixtures: fixtures.files, ruleCount: rules.count, notes: notes)
     }
 }

@@ -6,8 +6,7 @@ struct WireMockWriter {
     let writer: ScriptWriter
     /// `__files/`, where `bodyFileName` is read.
     let files: URL
-    var names = FixtureNames()
-    var fixtures: [(String, [UInt8])] = []
+    var fixtures = Fixtures()
     /// What a converted mapping lost (a matcher with no equivalent that could be left out).
     var notes: [WriterNote] = []
     var usesScenarios = false
@@ -177,6 +176,6 @@ struct WireMockWriter {
                                            "fault", "proxyBaseUrl", "statusMessage"].contains(key) {
             notes.append(WriterNote(source: source, message: "response.\(key) is left out"))
         }
-        return writer.response(exchange, RuleKey(exchange.request, keepHost: false), &names, &fixtures)
+        return writer.response(exchange, RuleKey(exchange.request, keepHost: false), &fixtures)
     }
 }

@@ -63,7 +63,7 @@ public enum WireMockImporter {
             out += "local function scenario(name) return mock.state:get(\"scenario:\" .. name) or \"Started\" end\n"
         }
         out += rules.map { "\n" + $0 }.joined()
-        return ScriptWriter.Output(script: out, fixtures: writer.fixtures.map { (path: $0.0, bytes: $0.1) }, ruleCount: rules.count,
+        return ScriptWriter.Output(script: out, fixtures: writer.fixtures.files, ruleCount: rules.count,
                                    notes: notes + partial)
     }
 }

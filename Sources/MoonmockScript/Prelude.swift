@@ -49,6 +49,13 @@ local json = {
     return setmetatable(t or {}, ARRAY)
   end,
   null = null,
+  -- JSON text answered as written: its key order, spacing and numbers (mock.json sorts keys).
+  raw = function(text, opts)
+    check_type(text, "string", "mock.json.raw text")
+    local _, err = H.json_decode(text)
+    if err then fail("mock.json.raw: not JSON: " .. err) end
+    return response("json", { body = text }, opts, "mock.json.raw")
+  end,
 }
 setmetatable(json, { __call = function(_, value, opts)
   local body, err = H.json_encode(value)

@@ -34,7 +34,7 @@ struct WireMockImportTests {
         #expect(send(engine, "GET", "/search?q=Word").status == 404)
         #expect(send(engine, "GET", "/search?q=word&debug=1").status == 404)
         let order = send(engine, "POST", "/orders", headers: ["Content-Type": "application/json"], body: #"{"currency":"EUR","items":[1]}"#)
-        #expect(order.status == 201 && String(decoding: order.body, as: UTF8.self).contains(#""id":"o-1""#))
+        #expect(order.status == 201 && String(decoding: order.body, as: UTF8.self).contains(#""id": "o-1""#))
         #expect(send(engine, "POST", "/orders", body: #"{"currency":"EUR"}"#).status == 404)
         #expect(send(engine, "GET", "/broken").fault == .connectionReset)
         #expect(send(engine, "GET", "/logo.png").body == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
