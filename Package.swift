@@ -78,12 +78,14 @@ let package = Package(
         // The library's closure fits iOS: libcurl (mock.proxy's insecure upstreams) and Brotli/zstd
         // on Linux only; Apple platforms use a URLSession and the Compression framework.
         .target(name: "Moonmock", dependencies: [
-            "MoonmockCore", "MoonmockScript", "CZlib",
+            "MoonmockCore", "MoonmockScript", "MoonmockCodings",
             .target(name: "MoonmockProxy", condition: linuxOnly),
-            .target(name: "CCompression", condition: linuxOnly),
         ]),
+        // Content codings undone (gzip, deflate: zlib; br, zstd: Debian's libraries on Linux,
+        // Compression's Brotli on Apple platforms), for the in-process door and the recorder.
+        .target(name: "MoonmockCodings", dependencies: ["MoonmockCore", "CZlib", .target(name: "CCompression", condition: linuxOnly)]),
         .target(name: "MoonmockServer", dependencies: [
-            "MoonmockCore", "MoonmockScript", "MoonmockProxy", "MoonmockImport", "COpenSSL",
+            "MoonmockCore", "MoonmockScript", "MoonmockProxy", "MoonmockImport", "MoonmockCodings", "COpenSSL",
             .target(name: "CLinuxIO", condition: linuxOnly),
         ]),
         // libcurl for mock.proxy's upstream requests (a C function per request: curl_easy_setopt is variadic).

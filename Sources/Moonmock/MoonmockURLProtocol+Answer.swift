@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import MoonmockCore
+import MoonmockCodings
 
 /// What the protocol does for one request, worked out in full before delivery begins: the
 /// engine has run, the request is logged, and a response's status line, headers and body are
@@ -143,7 +144,11 @@ struct Delivery {
         if isHead || HTTPStatus.hasNoContent(response.status) {
             body = Data()
         } else {
-            body = Data(try ContentDecoding.decode(response.body, contentEncodings: response.headers.values("content-encoding")))
+            do {
+                body = Data(try ContentDecoding.decode(response.body, contentEncodings: response.headers.values("content-encoding")))
+            } catch let failure as ContentDecoding.Failure {
+                throw URLError(.cannotDecodeContentData, userInfo: [NSLocalizedDescriptionKey: failure.description])
+            }
         }
         head = url.flatMap { Self.head(response, url: $0, date: date) }
     }

@@ -99,7 +99,7 @@ public enum ByteRanges {
 
 extension StringProtocol {
     /// Without leading and trailing spaces and tabs (HTTP's optional white space).
-    var trimmingSpaces: String {
+    public var trimmingSpaces: String {
         let bytes = Array(utf8)
         var lo = 0, hi = bytes.count
         while lo < hi, bytes[lo] == 0x20 || bytes[lo] == 0x09 { lo += 1 }

@@ -64,6 +64,7 @@ extension Engine {
         try clearJournal()
         try state.flush()
         variants.reset()
+        sequenceCounts.reset()
         try store?.reset()
     }
 

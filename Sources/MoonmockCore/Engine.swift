@@ -28,6 +28,9 @@ public final class Engine: Sendable {
     public let state: StateStore
     /// The variants of rules that have them, and which one is active.
     public let variants = VariantStore()
+    /// How many times each `mock.sequence` has answered (in memory; with `--store`, replicas
+    /// count in the store): `reset()` rewinds them, as a reload does.
+    public let sequenceCounts = SequenceCounts()
     /// Open WebSockets (`mock.websocket` routes on the server).
     public let websockets = WebSocketRegistry()
     /// Requests, reloads, switches and state changes, for watchers (`GET /__moonmock/events`).
@@ -357,4 +360,27 @@ public final class Engine: Sendable {
         if feed.isWatched { feed.publish(.request(id: request.id)) }
         return Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
     }
+}
+
+/// The hit counts of `mock.sequence` answers, by key (a script generation's own key and the
+/// sequence's number): the next hit's 0-based number, rewound by ``Engine/reset()``.
+///
+/// ```swift
+/// engine.sequenceCounts.next("g1#3")   // 0, then 1, 2, …
+/// ```
+public final class SequenceCounts: Sendable {
+    private let hits = Locked<[String: Int]>([:])
+
+    public init() {}
+
+    /// This hit's number for `key`, counting it.
+    public func next(_ key: String) -> Int {
+        hits.withLock { h in
+            defer { h[key, default: 0] += 1 }
+            return h[key, default: 0]
+        }
+    }
+
+    /// Every sequence back to its first answer.
+    public func reset() { hits.withLock { $0.removeAll() } }
 }

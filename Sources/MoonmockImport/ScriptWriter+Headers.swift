@@ -16,9 +16,35 @@ enum WrittenHeader: Equatable {
     }
 }
 
+/// Absolute URLs in response headers moved from one origin to another: the recorder points
+/// the upstream's at itself, the writer makes those a template of the request's own origin.
+///
+/// ```swift
+/// URLRewriting.replacing("https://api.example.com", with: "http://127.0.0.1:8080",
+///                        in: "<https://api.example.com/items?page=2>; rel=\"next\"")   // <http://127.0.0.1:8080/items?page=2>; rel="next"
+/// ```
+public enum URLRewriting {
+    /// The response headers that carry URLs a client follows.
+    public static let headers: Set<String> = ["location", "content-location", "link", "refresh"]
+
+    /// `value` with every `from` (any case) that starts a URL, its origin or path ending
+    /// there (`from` followed by `/`, `?`, `#`, `>`, `;`, `,`, a space, a quote or the end), as `to`.
+    public static func replacing(_ from: String, with to: String, in value: String) -> String {
+        guard !from.isEmpty, value.range(of: from, options: .caseInsensitive) != nil else { return value }
+        var out = "", rest = Substring(value)
+        while let r = rest.range(of: from, options: .caseInsensitive) {
+            let next = rest[r.upperBound...].first
+            let ends = next.map { "/?#>;, \"'".contains($0) } ?? true
+            out += rest[..<r.lowerBound] + (ends ? to : String(rest[r]))
+            rest = rest[r.upperBound...]
+        }
+        return out + rest
+    }
+}
+
 extension ScriptWriter {
     /// Headers whose absolute URLs are rebuilt on the request's own origin when written.
-    static let urlHeaders: Set<String> = ["location", "content-location", "link", "refresh"]
+    static let urlHeaders = URLRewriting.headers
 
     /// The response's headers as the script writes them, in first-seen order: those that say
     /// nothing about the mock left out, repeated fields kept as lists, secrets and session
@@ -56,7 +82,7 @@ extension ScriptWriter {
             }
             if Self.urlHeaders.contains(lower), let origin, list.contains(where: { Self.onOrigin($0, origin) != nil }) {
                 // A repeated Link: one field, its values joined (RFC 9110 §5.3 lets a list be either).
-                out.append((name, .template(list.map { Self.onOrigin($0, origin) ?? Self.escapeTemplate($0) }.joined(separator: ", "))))
+                out.append((name, .template(list.map { Self.onOrigin($0, origin) ?? $0 }.joined(separator: ", "))))
                 continue
             }
             out.append((name, .values(list)))
@@ -71,19 +97,11 @@ extension ScriptWriter {
         return out
     }
 
-    /// `value` with every occurrence of `origin` (any case) as `{{req.origin}}`; `nil` if it has none.
+    /// `value` with the URLs on `origin` as URLs on `{{req.origin}}`; `nil` if it has none.
     static func onOrigin(_ value: String, _ origin: String) -> String? {
-        guard !origin.isEmpty, value.range(of: origin, options: .caseInsensitive) != nil else { return nil }
-        var out = "", rest = Substring(value)
-        while let r = rest.range(of: origin, options: .caseInsensitive) {
-            out += escapeTemplate(String(rest[..<r.lowerBound])) + "{{req.origin}}"
-            rest = rest[r.upperBound...]
-        }
-        return out + escapeTemplate(String(rest))
+        let rebuilt = URLRewriting.replacing(origin, with: "{{req.origin}}", in: value)
+        return rebuilt == value ? nil : rebuilt
     }
-
-    /// Literal text for a template (a `{{` in a header value is vanishingly rare; it is left as is).
-    static func escapeTemplate(_ s: String) -> String { s }
 
     /// A `Set-Cookie` value with its name and attributes kept and its value redacted when the
     /// cookie holds a session (see ``isSessionCookie(_:attributes:)``); `--keep-cookies` keeps all.

@@ -10,9 +10,11 @@ struct RuleKey: Hashable, Sendable {
     let query: [String]
     let operation: String?
 
-    init(_ request: MockRequest, keepHost: Bool) {
+    init(_ request: MockRequest, keepHost: Bool, pinnedBase: String? = nil) {
         method = request.method
-        origin = keepHost ? request.origin : nil
+        var base = pinnedBase ?? request.origin
+        while base.hasSuffix("/") { base.removeLast() }
+        origin = keepHost ? base : nil
         path = request.path
         // Stable: the values of one name keep their order (`tag=a&tag=b` is not `tag=b&tag=a`).
         query = request.queryItems.enumerated().sorted { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }

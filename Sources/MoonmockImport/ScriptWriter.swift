@@ -58,6 +58,9 @@ public struct ScriptWriter: Sendable {
         public var redactJSONKeys: Set<String> = []
         /// Pin rules to the scheme, host and port they were captured from.
         public var keepHost = false
+        /// With `keepHost`: the base URL rules are pinned to instead of the request's own origin
+        /// (a recording's upstream, whose requests reached the recorder).
+        public var pinnedBase: String?
         /// Cookie names whose `Set-Cookie` values are written as `REDACTED` (on top of session-like ones).
         public var redactCookies: Set<String> = []
         /// Keep every `Set-Cookie` value as it was (`--keep-cookies`).
@@ -111,8 +114,10 @@ public struct ScriptWriter: Sendable {
     public func write(_ exchanges: [RecordedExchange], notes: [WriterNote] = []) -> Output {
         var groups: [(key: RuleKey, exchanges: [RecordedExchange])] = []
         var index: [RuleKey: Int] = [:]
-        for exchange in exchanges {
-            let key = RuleKey(exchange.request, keepHost: options.keepHost)
+        let cors = Self.crossOrigin(exchanges)
+        // With mock.cors the server answers preflights itself, for whichever origin the page has on replay.
+        for exchange in exchanges where cors == nil || !Self.isPreflight(exchange.request) {
+            let key = RuleKey(exchange.request, keepHost: options.keepHost, pinnedBase: options.pinnedBase)
             if let i = index[key] { groups[i].exchanges.append(exchange) } else {
                 index[key] = groups.count
                 groups.append((key, [exchange]))
@@ -128,7 +133,29 @@ public struct ScriptWriter: Sendable {
             out += "--\n-- Not converted (\(notes.count)):\n"
             for note in notes { out += "--   \(note.source): \(note.message.replacingOccurrences(of: "\n", with: " "))\n" }
         }
+        if let cors {
+            out += "\n-- Pages of another origin called this API: preflights are answered, and every answer lets the page read it.\n"
+            out += "mock.cors { credentials = \(cors) }\n"
+        }
         for rule in rules { out += "\n" + rule }
         return Output(script: out, fixtures: fixtures.files, ruleCount: rules.count, notes: notes)
+    }
+
+    /// Whether pages of another origin called the API (a request whose `Origin` is not its
+    /// own): then whether they sent credentials (cookies, or an answer allowing them); `nil` if none did.
+    static func crossOrigin(_ exchanges: [RecordedExchange]) -> Bool? {
+        var seen = false, credentials = false
+        for exchange in exchanges {
+            guard let origin = exchange.request.headers["origin"], origin != "null",
+                  origin.lowercased() != exchange.request.origin.lowercased() else { continue }
+            seen = true
+            if exchange.request.headers["cookie"] != nil || exchange.headers["access-control-allow-credentials"] == "true" { credentials = true }
+        }
+        return seen ? credentials : nil
+    }
+
+    /// A browser's CORS preflight: `OPTIONS` with `Origin` and `Access-Control-Request-Method`.
+    static func isPreflight(_ request: MockRequest) -> Bool {
+        request.method == "OPTIONS" && request.headers["origin"] != nil && request.headers["access-control-request-method"] != nil
     }
 }

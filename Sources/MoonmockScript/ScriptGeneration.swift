@@ -77,24 +77,29 @@ public final class ScriptGeneration: @unchecked Sendable {
 
     /// Counters behind `mock.sequence`, by sequence id.
     final class SequenceCounters: Sendable {
-        private let hits = Locked<[Int: Int]>([:])
         /// Where replicas count them together (`--store`), and the script's name there.
         private let store: (any SharedStore)?
         private let scope: String
+        /// In memory: the engine's counts (which a reset rewinds), under a key of this
+        /// generation's own (a reload starts every sequence afresh).
+        private let counts: SequenceCounts?
+        private static let generations = AtomicInt(0)
+        private let generation = SequenceCounters.generations.add(1, ordering: .relaxed).oldValue
 
-        init(store: (any SharedStore)? = nil, scope: String = "") {
+        init(store: (any SharedStore)? = nil, scope: String = "", counts: SequenceCounts? = nil) {
             self.store = store
             self.scope = scope
+            self.counts = counts
         }
 
         /// The hit number (0-based) of this request for sequence `id`.
         func next(_ id: Int) throws -> Int {
             if let store { return Int(try store.count("seq:\(scope)#\(id)", by: 1)) - 1 }
-            return hits.withLock { h in
-                defer { h[id, default: 0] += 1 }
-                return h[id, default: 0]
-            }
+            return (counts ?? Self.unowned).next("\(generation)#\(id)")
         }
+
+        /// Counts for a generation made without an engine's (never, but kept total).
+        private static let unowned = SequenceCounts()
     }
 
     /// Registry references the host keeps to prelude tables and pristine library functions.
@@ -111,7 +116,8 @@ public final class ScriptGeneration: @unchecked Sendable {
         self.displayName = displayName
         self.baseDirectory = baseDirectory.standardizedFileURL
         self.engine = engine
-        if engine.store != nil { sequenceHits = SequenceCounters(store: engine.store, scope: displayName) }
+        sequenceHits = engine.store != nil ? SequenceCounters(store: engine.store, scope: displayName)
+            : SequenceCounters(counts: engine.sequenceCounts)
         self.options = options
         vm = try LuaVM(limits: options.limits, sandboxed: !options.unsafe)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockCodings
 import MoonmockCore
 import MoonmockImport
 
@@ -20,7 +21,14 @@ public final class Recorder: Sendable {
         public var only: [RoutePattern] = []
         public var redactHeaders: Set<String> = []
         public var redactJSONKeys: Set<String> = []
+        /// Pin the written rules to the upstream's scheme, host and path prefix.
         public var keepHost = false
+        /// Cookies whose values are written as `REDACTED` (session-like ones always are).
+        public var redactCookies: Set<String> = []
+        /// Write every cookie's value as it came (`--keep-cookies`).
+        public var keepCookies = false
+        /// Told a line for each request forwarded (`record --log`).
+        public var log: (@Sendable (String) -> Void)?
 
         public init(upstream: String, out: String? = nil) {
             self.upstream = upstream
@@ -45,8 +53,9 @@ public final class Recorder: Sendable {
 
     /// Starts recording to `settings.upstream` (ending a recording that runs, its exchanges dropped).
     public func start(_ settings: Settings) {
-        // The upstream is asked for its bodies as they are (no content coding to undo).
-        let target = ProxyTarget(base: settings.upstream, headers: [("Accept-Encoding", "")])
+        // The upstream is asked for its bodies without a content coding (what still comes
+        // encoded, a pre-compressed asset, is decoded before it is kept).
+        let target = ProxyTarget(base: settings.upstream, headers: [("Accept-Encoding", "identity")])
         session.withLock { $0 = Session(settings: settings, target: target, started: Date()) }
         running.store(true, ordering: .relaxed)
     }
@@ -60,22 +69,64 @@ public final class Recorder: Sendable {
         return output
     }
 
-    /// Where `request` goes while recording (the admin API excepted); `nil` when no recording runs.
+    /// Where `request` goes while recording (the admin API excepted); `nil` when no recording
+    /// runs. The upstream is told where the client came from (`X-Forwarded-Host`, `-Proto`,
+    /// `Forwarded`), so that the URLs it builds can point back at the recorder.
     func target(for request: MockRequest) -> ProxyTarget? {
-        guard running.load(ordering: .relaxed) else { return nil }
-        return session.withLock { $0?.target }
+        guard running.load(ordering: .relaxed), let base = session.withLock({ $0?.target }) else { return nil }
+        let host = request.headers["host"] ?? request.origin.components(separatedBy: "://").last ?? ""
+        let forwarded = "host=\"\(host)\";proto=\(request.scheme)"
+        return ProxyTarget(base: base.base, headers: base.headers + [("X-Forwarded-Host", host), ("X-Forwarded-Proto", request.scheme),
+                                                                      ("Forwarded", forwarded)],
+                           timeoutMilliseconds: base.timeoutMilliseconds, insecure: base.insecure, journalID: base.journalID)
     }
 
-    /// Keeps `request` and the upstream's answer when `target` is the recording's and the path is wanted.
-    func record(_ request: MockRequest, _ response: MockResponse, via target: ProxyTarget) {
-        session.withLock { s in
-            guard let current = s, current.target === target, response.fault == nil else { return }
-            if !current.settings.only.isEmpty && !current.settings.only.contains(where: { $0.match(request) != nil }) { return }
-            // An upstream that could not be reached is no answer to mock.
-            if response.headers["x-moonmock-proxy-error"] != nil { return }
-            s?.exchanges.append(RecordedExchange(request: request, status: response.status, headers: response.headers,
-                                                 body: response.body, recordedAt: Date()))
+    /// The upstream's answer as the client gets it, absolute URLs to the upstream pointing at
+    /// the recorder instead; kept, decoded, when `target` is the recording's and the path is wanted.
+    func record(_ request: MockRequest, _ response: MockResponse, via target: ProxyTarget) -> MockResponse {
+        guard let current = session.withLock({ $0 }), current.target.base == target.base else { return response }
+        var live = response
+        live.headers = Self.pointingHere(response.headers, upstream: current.target.base, origin: request.origin)
+        current.settings.log?("\(request.method) \(request.path)\(request.rawQuery.map { "?" + $0 } ?? "") → "
+                              + (response.fault == nil ? "\(response.status) (\(response.body.count) bytes)" : "no answer"))
+        guard response.fault == nil, response.headers["x-moonmock-proxy-error"] == nil else { return live }   // no answer to mock
+        if !current.settings.only.isEmpty && !current.settings.only.contains(where: { $0.match(request) != nil }) { return live }
+        var kept = live
+        let codings = kept.headers.values("content-encoding")
+        if !codings.isEmpty, let decoded = try? ContentDecoding.decode(kept.body, contentEncodings: codings) {
+            kept.body = decoded
+            kept.headers["Content-Encoding"] = nil
+            kept.headers["Content-Length"] = nil
         }
+        session.withLock { s in
+            guard s?.target.base == target.base else { return }
+            s?.exchanges.append(RecordedExchange(request: request, status: kept.status, headers: kept.headers, body: kept.body, recordedAt: Date()))
+        }
+        return live
+    }
+
+    /// `headers` with the upstream's absolute URLs in `Location`, `Content-Location`, `Link` and
+    /// `Refresh` on `origin` (the recorder as the client addressed it), and a cookie `Domain`
+    /// naming the upstream's host dropped, so that the browser keeps talking to the recorder.
+    static func pointingHere(_ headers: HTTPHeaders, upstream: String, origin: String) -> HTTPHeaders {
+        let upstreamHost = URLComponents(string: upstream)?.host?.lowercased() ?? ""
+        var out = HTTPHeaders()
+        for field in headers {
+            let name = field.name.lowercased()
+            var value = field.value
+            if URLRewriting.headers.contains(name) {
+                value = URLRewriting.replacing(upstream, with: origin, in: value)
+            } else if name == "set-cookie", !upstreamHost.isEmpty {
+                value = value.split(separator: ";", omittingEmptySubsequences: false).filter { part in
+                    let attribute = part.trimmingCharacters(in: .whitespaces).lowercased()
+                    guard attribute.hasPrefix("domain=") else { return true }
+                    let domain = attribute.dropFirst(7).trimmingCharacters(in: CharacterSet(charactersIn: ". "))
+                    return domain != upstreamHost
+                }.joined(separator: ";")
+            }
+            out.add(field.name, value)
+        }
+        return out
     }
 
     /// The script for what was recorded so far (``ScriptWriter/Output/save(in:)`` writes it).
@@ -87,6 +138,9 @@ public final class Recorder: Sendable {
         options.redactHeaders = current.settings.redactHeaders
         options.redactJSONKeys = current.settings.redactJSONKeys
         options.keepHost = current.settings.keepHost
+        options.pinnedBase = current.settings.upstream
+        options.redactCookies = current.settings.redactCookies
+        options.keepCookies = current.settings.keepCookies
         return ScriptWriter(options: options).write(current.exchanges)
     }
 

@@ -13,12 +13,15 @@ import Darwin
 enum Record {
     static let usage = """
     usage: moonmock record --upstream URL [--out DIR] [--port P] [--host ADDRESS]
-                           [--redact HEADER]... [--redact-json KEY]... [--only PATTERN]... [--keep-host]
+                           [--redact HEADER]... [--redact-json KEY]... [--redact-cookie NAME]...
+                           [--keep-cookies] [--only PATTERN]... [--keep-host] [--log]
 
     Forwards every request to URL and records it with its answer. On SIGINT or SIGTERM (and
     on POST /__moonmock/recordings/snapshot) writes DIR/mocks.lua and DIR/fixtures/: a rule
-    per distinct request, in first-seen order; a request answered differently each time
-    becomes a mock.sequence. Point the app at this server instead of the real API.
+    per distinct request (method, path, exact query, GraphQL operation and variables, body),
+    in first-seen order; a request answered differently each time becomes a mock.sequence.
+    Point the app (or the browser) at this server instead of the real API: absolute URLs
+    back at the upstream are rewritten to this server, and replayed on whichever port serves.
 
     options:
       --upstream URL         the real API: https://api.example.com (a path prefix is kept)
@@ -26,11 +29,15 @@ enum Record {
       --port PORT            port to bind (default 8080; 0 picks one and prints it)
       --host ADDRESS         address to bind (default 127.0.0.1)
       --redact HEADER        write this response header as "REDACTED" (repeatable; Authorization,
-                             Cookie, Set-Cookie, X-Api-Key and Proxy-Authorization always are)
+                             Cookie, X-Api-Key and Proxy-Authorization always are)
       --redact-json KEY      write this JSON key, at any depth, as "REDACTED" (repeatable)
+      --redact-cookie NAME   write this cookie's value as REDACTED (repeatable; session-like
+                             cookies, HttpOnly or named like a session or token, always are)
+      --keep-cookies         write every cookie's value as it came
       --only PATTERN         record only paths matching PATTERN, e.g. /api/* (repeatable;
                              every request is still forwarded)
-      --keep-host            pin the rules to the upstream's scheme and host
+      --keep-host            pin the rules to the upstream's scheme, host and path prefix
+      --log                  print each request forwarded, with its status
       -h, --help             show this help
     """
 
@@ -54,6 +61,9 @@ enum Record {
                     let v = try args.value(arg)
                     do { settings.only.append(try RoutePattern(v)) } catch { throw UsageError("--only: \(error)") }
                 case "--keep-host": settings.keepHost = true
+                case "--redact-cookie": settings.redactCookies.insert(try args.value(arg))
+                case "--keep-cookies": settings.keepCookies = true
+                case "--log": settings.log = { line in Serve.say("moonmock: " + line) }
                 default:
                     if arg.hasPrefix("-") { throw UsageError(MoonmockCLI.unknownOption(arg, usage: usage)) }
                     throw UsageError("unexpected argument '\(arg)'")

@@ -36,6 +36,7 @@ enum Serve {
         var tlsNames: [String] = []
         var rulesFiles: [String] = []
         var corsOrigins: [String]?
+        var corsCredentials = false
         let args = ArgumentReader(arguments)
         do {
             while let arg = args.next() {
@@ -108,6 +109,7 @@ enum Serve {
                 case "--bundle": bundle = try args.value(arg)
                 case "--rules": rulesFiles.append(try args.value(arg))
                 case "--cors": corsOrigins = corsOrigins ?? []
+                case "--cors-credentials": corsCredentials = true
                 case "--cors-origin":
                     let v = try args.value(arg)
                     guard v.hasPrefix("http://") || v.hasPrefix("https://") else {
@@ -159,7 +161,10 @@ enum Serve {
                 return 1
             }
         }
-        configuration.cors = corsOrigins.map { CORSPolicy(origins: $0) }
+        if corsCredentials && corsOrigins == nil {
+            return MoonmockCLI.usageError("--cors-credentials needs --cors or --cors-origin ORIGIN", MoonmockCLI.serveUsage)
+        }
+        configuration.cors = corsOrigins.map { CORSPolicy(origins: $0, credentials: corsCredentials) }
         let colour = isatty(1) != 0
         configuration.logSink = { line in
             Serve.say(colour ? Serve.colourize(line) : line)

@@ -83,6 +83,8 @@ struct CLITests {
                              every answer (rules, 404s, the admin API)
       --cors-origin ORIGIN   as --cors, for ORIGIN only (repeatable); the admin API also
                              takes changes from a page at ORIGIN
+      --cors-credentials     with --cors or --cors-origin: let pages send cookies and
+                             Authorization (Access-Control-Allow-Credentials: true)
       --max-body BYTES       larger request bodies get 413 (default 16777216)
       --header-timeout S     a request head must arrive whole within S seconds of its
                              first byte, else 408 and close (default 30)

@@ -8,13 +8,14 @@ extension EventLoop {
     func forward(_ c: Connection, _ request: MockRequest, to target: ProxyTarget, delay: Double, head: Bool, http10: Bool) {
         c.state = .proxying
         let fd = c.fd, serial = c.serial
-        Upstream.shared.forward(request, to: target) { [self] response in
+        Upstream.shared.forward(request, to: target) { [self] answer in
             commands.withLock { commands in
                 guard !commands.closed else { return }   // the loop has ended: nobody to answer
                 // Under the lock: the server waits for this loop to close before it goes away.
-                serverRef._withUnsafeGuaranteedRef { server in
-                    server.recorder.record(request, response, via: target)
+                let response = serverRef._withUnsafeGuaranteedRef { server in
+                    let response = server.recorder.isRecording ? server.recorder.record(request, answer, via: target) : answer
                     if let id = target.journalID { server.engine.journal.recordUpstreamStatus(response.status, for: id) }
+                    return response
                 }
                 park(ParkedAnswer(fd: fd, serial: serial, request: request, response: response, delay: delay, head: head, http10: http10),
                      in: &commands)

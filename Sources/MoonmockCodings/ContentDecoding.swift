@@ -4,13 +4,10 @@ import CCompression   // Linux: Brotli and zstd from Debian's libraries, as libc
 import Compression    // Apple platforms: Brotli from the Compression framework (macOS 12 / iOS 15)
 #endif
 import CZlib
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import MoonmockCore   // trimmingSpaces
 
-/// Takes a response's content codings off its body, as URLSession does with a body from the
-/// network (on Linux its libcurl: `gzip` and `x-gzip`, `deflate` in the zlib format or raw,
+/// Takes a response's content codings off its body: for the in-process door, as URLSession does
+/// with a body from the network, and for `moonmock record`, which stores bodies decoded. As URLSession does (on Linux its libcurl: `gzip` and `x-gzip`, `deflate` in the zlib format or raw,
 /// `br`, `zstd`, and `identity`, in any case, listed in the order they were applied; on Apple
 /// platforms the same but `zstd`, which is handed over as it came), so that an
 /// in-process task gets the bytes a task talking to `moonmock serve` gets. The headers stay as
@@ -21,19 +18,19 @@ import FoundationNetworking
 /// let text = try ContentDecoding.decode(gzipped, contentEncodings: ["gzip"])   // the plain bytes
 /// try ContentDecoding.decode(Array("abc".utf8), contentEncodings: ["compress"]) // throws: not decoded
 /// ```
-enum ContentDecoding {
+public enum ContentDecoding {
     /// Bodies larger than this once decoded fail the task (a small body may decode to gigabytes).
-    static let limit = 256 << 20
+    public static let limit = 256 << 20
 
     /// `body` with the codings in `contentEncodings` (the values of the `Content-Encoding`
     /// fields, each a comma-separated list) undone, last applied first. An empty body, or no
-    /// coding but `identity`, is returned as it is. Throws `URLError(.cannotDecodeContentData)`
-    /// for a coding URLSession does not decode or bytes that are not valid for theirs (over the
+    /// coding but `identity`, is returned as it is. Throws
+    /// (``Failure``) for a coding URLSession does not decode or bytes that are not valid for theirs (over the
     /// socket both fail the task too).
-    static func decode(_ body: [UInt8], contentEncodings: [String]) throws -> [UInt8] {
+    public static func decode(_ body: [UInt8], contentEncodings: [String]) throws -> [UInt8] {
         guard !contentEncodings.isEmpty, !body.isEmpty else { return body }
         let codings = contentEncodings.flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .map { String($0).trimmingSpaces.lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
         var bytes = body
         for coding in codings.reversed() {
@@ -77,9 +74,13 @@ enum ContentDecoding {
         }
     }
 
-    private static func failure(_ description: String) -> URLError {
-        URLError(.cannotDecodeContentData, userInfo: [NSLocalizedDescriptionKey: description])
+    /// Why a body could not be decoded (the in-process door fails its task with
+    /// `URLError(.cannotDecodeContentData)` carrying this description).
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public let description: String
     }
+
+    private static func failure(_ description: String) -> Failure { Failure(description: description) }
 
     #if !canImport(CCompression) && canImport(Compression)
     /// Brotli through Apple's Compression framework (not compiled on Linux: docs/apple.md).
