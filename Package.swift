@@ -95,7 +95,7 @@ let package = Package(
         // Exchanges (recorded, or read from HAR and other formats) to an editable mocks.lua: the one ScriptWriter.
         // libyaml for OpenAPI documents written in YAML (the document loader, aliases resolved).
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
-        .target(name: "MoonmockImport", dependencies: ["MoonmockCore", "CYAML"]),
+        .target(name: "MoonmockImport", dependencies: ["MoonmockCore", "MoonmockCodings", "CYAML"]),
         // hiredis for `moonmock serve --store redis://`: replicas sharing state, counters, switches and the journal.
         // (No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which the Glibc module was not built with.)
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"]), .brew(["hiredis"])]),

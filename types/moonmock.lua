@@ -24,9 +24,14 @@
 ---A matcher: `mock.present`, `mock.absent` or `mock.match(pattern)`.
 ---@class mock.Matcher
 
+---A response header: a string, a list of strings (the field repeated), or `mock.template(...)`
+---rendered per request (`{{req.origin}}` is the origin the client addressed).
+---@alias mock.HeaderValue string|string[]|mock.Built
+
 ---@class mock.ResponseOptions
 ---@field status? integer            100 to 599
----@field headers? table<string, string>
+---@field headers? table<string, mock.HeaderValue>
+---@field conditional? boolean       a GET or HEAD whose If-None-Match / If-Modified-Since matches the ETag / Last-Modified gets 304
 ---@field delay? mock.Delay
 ---@field fault? mock.FaultKind
 ---@field bytes_per_second? integer  with `fault = "dribble"`
@@ -38,9 +43,12 @@
 ---@field times? integer             the rule retires after this many answers
 ---@field name? string               how the admin API, the journal and `verify` call the rule
 ---@field priority? integer          higher is tried first (default 0)
+---@field query? table<string, mock.Condition|string[]>  a list: every value of the parameter, in order
+---@field exact_query? boolean       no query parameter but those in `query`, each once
 
 ---@class mock.GraphQLOptions: mock.RuleOptions
 ---@field path? string               default "/graphql"
+---@field variables? table           the operation's variables, exactly
 
 ---@class mock.RouteSpec
 ---@field method? string             default: any method
@@ -48,7 +56,9 @@
 ---@field url? string                a full URL pattern, pinning scheme, host and port
 ---@field graphql? string            a GraphQL operationName the JSON body must name (method POST unless given)
 ---@field host? string
----@field query? table<string, mock.Condition>
+---@field query? table<string, mock.Condition|string[]>  a list: every value of the parameter, in order
+---@field exact_query? boolean       no query parameter but those in `query`, each once
+---@field variables? table           with `graphql`: the operation's variables, exactly
 ---@field headers? table<string, mock.Condition>
 ---@field json? table                a subset the JSON body must contain
 ---@field body? string|mock.Matcher
@@ -128,6 +138,11 @@ function JSON.decode(text) end
 ---@param t? table
 ---@return table
 function JSON.array(t) end
+---A JSON answer whose body is `text` as written (key order, spacing); a load error if it is not JSON.
+---@param text string
+---@param opts? mock.ResponseOptions
+---@return mock.Built
+function JSON.raw(text, opts) end
 ---JSON `null`.
 ---@type lightuserdata
 JSON.null = nil

@@ -45,6 +45,15 @@ public enum ContentDecoding {
         return bytes
     }
 
+    /// Raw deflate (RFC 1951: a zip member's `method 8`), at most `limit` bytes once inflated.
+    public static func inflateRaw(_ bytes: [UInt8], limit: Int = limit) throws -> [UInt8] {
+        var out = mm_decoded()
+        defer { mm_decoded_free(&out) }
+        let status = bytes.withUnsafeBufferPointer { mm_inflate($0.baseAddress, $0.count, -15, limit, &out) }
+        guard status == MM_DECODE_OK else { throw failure(status == MM_DECODE_TOO_LARGE ? "larger than \(limit >> 20) MiB inflated" : "not valid deflate data") }
+        return out.len == 0 ? [] : Array(UnsafeBufferPointer(start: out.data, count: out.len))
+    }
+
     private static func decode(_ body: [UInt8], coding: String) throws -> [UInt8] {
         typealias Decoder = (UnsafePointer<UInt8>?, Int, Int, UnsafeMutablePointer<mm_decoded>?) -> Int32
         let decoder: Decoder

@@ -33,6 +33,8 @@ public enum OpenAPIImporter {
         var fixtures = Fixtures()
         var notes: [WriterNote] = []
         var rules: [String] = []
+        var options = options
+        options.exactContentType = false   // a spec's "application/json" needs no header of its own
         let writer = ScriptWriter(options: options)
         for path in paths.keys.sorted() {
             guard case .object(let item)? = paths[path] else { continue }

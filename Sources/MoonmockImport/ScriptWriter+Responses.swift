@@ -17,7 +17,14 @@ extension ScriptWriter {
             var parts: [String] = []
             if status && exchange.status != 200 { parts.append("status = \(exchange.status)") }
             if let delay = exchange.delayMilliseconds, delay > 0 { parts.append("delay = \(Self.milliseconds(delay))") }
-            let shown = headers.filter { !($0.name.lowercased() == "content-type" && ($0.value == .values([builderType ?? ""]) || builderType == nil)) }
+            func implied(_ value: WrittenHeader) -> Bool {
+                guard let builderType else { return true }
+                guard case .values(let v) = value, v.count == 1 else { return false }
+                if options.exactContentType { return v[0] == builderType }
+                let bare = v[0].split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+                return !bare.isEmpty && builderType.lowercased().hasPrefix(bare)
+            }
+            let shown = headers.filter { !($0.name.lowercased() == "content-type" && implied($0.value)) }
             if !shown.isEmpty {
                 parts.append("headers = { " + shown.map { "\(LuaLiteral.key($0.name)) = \($0.value.lua)" }.joined(separator: ", ") + " }")
             }

@@ -68,6 +68,10 @@ public struct ScriptWriter: Sendable {
         /// A rule answers only the query it was captured with: the same parameters and values, no
         /// other (`exact_query = true`).
         public var exactQuery = true
+        /// Write the answer's `Content-Type` unless the builder gives exactly that one (`false`:
+        /// leave out one the builder's type starts with, as `application/json` for `mock.json`:
+        /// what a script made from a spec rather than from traffic prefers).
+        public var exactContentType = true
         /// Bodies up to this many bytes go inline; larger ones, and binary ones, to fixtures.
         public var inlineLimit = 256
         /// `false`: every body inline, binary ones as escaped strings (a script printed alone).

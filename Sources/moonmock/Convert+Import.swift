@@ -17,15 +17,17 @@ enum ConvertImport {
         while i < arguments.count {
             let arg = arguments[i]
             switch arg {
-            case "--host", "--out", "--redact", "--redact-json":
+            case "--host", "--out", "--redact", "--redact-json", "--redact-cookie":
                 guard let v = value(arg) else { return MoonmockCLI.usageError("\(arg) needs a value", MoonmockCLI.convertUsage) }
                 switch arg {
                 case "--host": hosts.insert(v.lowercased())
                 case "--out": out = v
                 case "--redact": options.redactHeaders.insert(v)
+                case "--redact-cookie": options.redactCookies.insert(v)
                 default: options.redactJSONKeys.insert(v)
                 }
             case "--keep-host": options.keepHost = true; i += 1
+            case "--keep-cookies": options.keepCookies = true; i += 1
             default:
                 if arg.hasPrefix("-") { return MoonmockCLI.usageError(MoonmockCLI.unknownOption(arg, usage: MoonmockCLI.convertUsage), MoonmockCLI.convertUsage) }
                 guard file == nil else { return MoonmockCLI.usageError("unexpected argument '\(arg)'", MoonmockCLI.convertUsage) }
@@ -54,18 +56,18 @@ enum ConvertImport {
                 output = try WireMockImporter.convert(folder: URL(fileURLWithPath: file), options: options)
                 notes = output.notes.count
             } else {
-                guard let data = FileManager.default.contents(atPath: file) else {
+                guard FileManager.default.isReadableFile(atPath: file) else {
                     MoonmockCLI.printError("moonmock: cannot read \(file)")
                     return 1
                 }
-                let (exchanges, found) = try HARImporter.read(data, name: name, hosts: hosts)
+                let (exchanges, found) = try HARImporter.read(file: URL(fileURLWithPath: file), hosts: hosts)
                 options.title = "Converted by `moonmock convert har \(name)` from \(exchanges.count) request\(exchanges.count == 1 ? "" : "s")."
                 output = ScriptWriter(options: options).write(exchanges, notes: found)
                 notes = found.count
             }
             if let out {
                 try output.save(in: URL(fileURLWithPath: out))
-                print("moonmock: wrote \(out)/mocks.lua (\(output.ruleCount) rules) and \(output.fixtures.count) fixture\(output.fixtures.count == 1 ? "" : "s")"
+                print("moonmock: wrote \(out)/mocks.lua (\(output.ruleCount) rule\(output.ruleCount == 1 ? "" : "s")) and \(output.fixtures.count) fixture\(output.fixtures.count == 1 ? "" : "s")"
                       + (notes == 0 ? "" : "; \(notes) \(kind == "har" ? (notes == 1 ? "entry" : "entries") : (notes == 1 ? "item" : "items")) not converted, listed at its top"))
             } else {
                 print(output.script, terminator: "")

@@ -90,17 +90,19 @@ enum MoonmockCLI {
     """
 
     static let convertUsage = """
-    usage: moonmock convert har FILE.har [--host HOST]... [--out DIR] [writer options]
+    usage: moonmock convert har FILE.har|FILE.zip [--host HOST[:PORT]]... [--out DIR] [writer options]
            moonmock convert openapi SPEC.json|SPEC.yaml [--out DIR]
            moonmock convert wiremock DIR [--out DIR]
            moonmock convert bundle DIR
            moonmock convert stubs DIR --endpoint NAME="METHOD /pattern"...
 
-    har: a rule per distinct request of a HAR 1.2 file (browsers, Charles, Proxyman), in
-    first-seen order; a request answered differently each time becomes a mock.sequence.
-    With --out DIR it writes DIR/mocks.lua and DIR/fixtures/ (large and binary bodies);
-    without, it prints the script with every body inline. What it cannot convert is
-    listed at the top of the script.
+    har: a rule per distinct request of a HAR 1.2 file (browsers, Playwright, Charles,
+    Proxyman), in first-seen order: method, path, exact query, GraphQL operation and
+    variables, body; a request answered differently each time becomes a mock.sequence.
+    Bodies embedded (text in its charset, or base64) or attached (Playwright's _file,
+    beside the HAR or in its .zip). With --out DIR it writes DIR/mocks.lua and
+    DIR/fixtures/ (large and binary bodies); without, it prints the script with every body
+    inline. What it cannot convert is listed at the top of the script.
 
     openapi: a rule per operation of an OpenAPI 3.0 or 3.1 document, path parameters as
     :name, each documented status an answer (its example, else one made from the schema),
@@ -115,13 +117,16 @@ enum MoonmockCLI {
     Run it from the folder the script will live in and give DIR relative to it.
 
     options:
-      --host HOST                         har: only entries for HOST (repeatable)
+      --host HOST[:PORT]                  har: only entries for HOST (repeatable)
       --out DIR                           write DIR/mocks.lua and DIR/fixtures/
       --keep-host                         pin rules to the scheme and host they came from
       --redact HEADER                     write this response header as "REDACTED" (repeatable;
-                                          Authorization, Cookie, Set-Cookie, X-Api-Key and
+                                          Authorization, Cookie, X-Api-Key and
                                           Proxy-Authorization always are)
       --redact-json KEY                   write this JSON key, at any depth, as "REDACTED"
+      --redact-cookie NAME                write this cookie's value as REDACTED (session-like
+                                          cookies, HttpOnly or named like one, always are)
+      --keep-cookies                      write every cookie's value as it came
       --endpoint NAME="METHOD /pattern"   a stubs endpoint: sub-folder NAME answers the pattern
       -h, --help                          show this help
     """

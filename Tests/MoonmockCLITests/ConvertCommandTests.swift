@@ -94,7 +94,7 @@ struct ConvertHARCommandTests {
         let check = try CLIRunner.run(["check", "mocks.lua"], in: out)
         #expect(check.status == 0, "\(check.stderr)")
         let user = try CLIRunner.run(["request", "mocks.lua", "GET", "/users/7"], in: out)
-        #expect(user.stdout.hasPrefix("HTTP/1.1 200 OK\r\n") && user.stdout.hasSuffix(#"{"id":7,"manager":null,"name":"Ana","roles":[]}"#), "\(user.stdout)")
+        #expect(user.stdout.hasPrefix("HTTP/1.1 200 OK\r\n") && user.stdout.hasSuffix(#"{"id": 7, "name": "Ana", "roles": [], "manager": null}"#), "\(user.stdout)")
         let users = try CLIRunner.run(["request", "mocks.lua", "GET", "/users?page=2&sort=name"], in: out)
         #expect(users.stdout.contains(#""token": "REDACTED""#) && !users.stdout.contains("secret-1"))
 

@@ -9,7 +9,7 @@ struct ErrorTests {
     @Test("load errors name file and line", arguments: [
         ("mock.get('/a', 'a')\nmock.get('/b' 'b')\n", "mocks.lua:2:"),
         ("mock.get('/a', 'a')\n\nmock.get(42, 'x')", "mocks.lua:3: mock.get pattern must be a string, got number"),
-        ("mock.get('/a', 'a', { tims = 1 })", "mocks.lua:1: mock.get: unknown option 'tims' (expected one of: delay, headers, name, priority, status, times)"),
+        ("mock.get('/a', 'a', { tims = 1 })", "mocks.lua:1: mock.get: unknown option 'tims' (expected one of: delay, exact_query, headers, name, priority, query, status, times)"),
         ("\nmock.get('/a', mock.file('fixtures/missing.json'))", "mocks.lua:2: mock.file: fixture 'fixtures/missing.json' not found"),
         ("mock.get('/a')", "mocks.lua:1: mock.get: missing handler (a function or a response value)"),
         ("mock.get('/a?x=1', 'a')", "mocks.lua:1: mock.get: pattern '/a?x=1' contains a query string; match query items with query = { ... }"),

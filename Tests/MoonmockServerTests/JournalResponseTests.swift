@@ -55,7 +55,7 @@ struct JournalResponseTests {
         guard case .integer(let id)? = entry["id"] else { Issue.record("no id in \(entry)"); return }
         let rule = try JSONValue(parsing: Array(try await server.fetch("/__moonmock/requests/\(id)/rule").body.utf8))
         let lua = try #require(rule["lua"]?.stringValue)
-        #expect(lua.contains(#"mock.post("/orders", mock.json({ id = 1, sku = "A-1" }, { status = 201 }))"#), "\(lua)")
+        #expect(lua.contains(#"mock.post("/orders", mock.json({ id = 1, sku = "A-1" }, { status = 201 }), { exact_query = true })"#), "\(lua)")
         // The rule loads, and answers that request as the handler did.
         let engine = Engine()
         _ = try engine.loadScript(source: lua)

@@ -39,7 +39,7 @@ struct JSONRuleTests {
             try moonmock.addRule(json: #"{"path": "/a", "respond": {"jsn": {}}}"#)
             Issue.record("a bad rule was taken")
         } catch {
-            #expect(String(describing: error) == "rule.respond.jsn: unknown field; did you mean 'json'? (fields: status, headers, json, text, base64, file, delay, fault, bytes_per_second)")
+            #expect(String(describing: error) == "rule.respond.jsn: unknown field; did you mean 'json'? (fields: status, headers, json, text, base64, file, delay, fault, bytes_per_second, conditional)")
         }
         moonmock.reset()
         #expect(moonmock.jsonRules.isEmpty)
