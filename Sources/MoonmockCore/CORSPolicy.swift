@@ -63,7 +63,9 @@ public struct CORSPolicy: Sendable, Equatable {
     /// nothing changed) otherwise.
     @discardableResult
     public func decorate(_ response: inout MockResponse, for request: MockRequest) -> Bool {
-        guard let origin = request.headers["origin"], allows(origin), response.headers["access-control-allow-origin"] == nil else {
+        // A browser sends `Origin` with a same-origin POST too: that is no cross-origin request.
+        guard let origin = request.headers["origin"], allows(origin), response.headers["access-control-allow-origin"] == nil,
+              !origin.equalsIgnoringASCIICase(request.origin) else {
             return false
         }
         // Every field the answer has, and the Date the transport adds: a page reads them all.
