@@ -105,7 +105,8 @@ let package = Package(
         .target(name: "MoonmockMutantInjector", dependencies: ["Moonmock", "MoonmockCore"]),
         .target(name: "MoonmockMockingBird", dependencies: ["Moonmock", "MoonmockCore"]),
         .target(name: "MoonmockStubber", dependencies: ["Moonmock", "MoonmockCore"]),
-        .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis"]),
+        .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis",
+                                                          "MoonmockProxy"]),
         // Fuzz targets (scripts/fuzz runs them under libFuzzer; the test suite replays their corpora).
         .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis", "LuaBridge", "CLua"]),
         .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),

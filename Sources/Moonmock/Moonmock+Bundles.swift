@@ -45,7 +45,8 @@ extension Moonmock {
         }
         let matcher = StubMatcher("a Mock-Bundle entry") { request in
             let (bundle, all) = state()
-            guard let bundle else { return nil }
+            // Handling all requests without a bundle answers each 501, as MockingBird does.
+            guard let bundle else { return all ? [:] : nil }
             return all || bundle.entry(for: request) != nil ? [:] : nil
         }
         let handle = stub(matcher, .dynamic { request, _ in

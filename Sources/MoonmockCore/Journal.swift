@@ -138,7 +138,15 @@ public final class Journal: Sendable {
         guard !late.isEmpty || !transcripts.isEmpty else { return all.suffix(capacity).map(\.entry) }
         return all.suffix(capacity).map { record in
             var entry = record.entry
-            if let status = late[entry.id] { entry.status = status }
+            if let status = late[entry.id] {
+                entry.status = status
+                if status == 101 {
+                    // Upgraded: the route's 426 (its text, its type) was never sent.
+                    entry.responseBody = []
+                    entry.responseBodyLength = 0
+                    entry.responseHeaders = HTTPHeaders()
+                }
+            }
             if let transcript = transcripts[entry.id] { entry.stream = transcript }
             return entry
         }

@@ -103,8 +103,11 @@ public struct Verification: Sendable {
         case .url(let url):
             let have = entry.path + (entry.request.rawQuery.map { "?" + $0 } ?? "")
             if have == url { return nil }
+            // An absolute URL, as the journal shows it: that request exactly.
+            if url.contains("://") && entry.url == url { return nil }
             let samePath = url.split(separator: "?", maxSplits: 1).first.map(String.init) == entry.path
-            return Miss(entry: entry, reasons: ["url: expected \(url), got \(have)"], distance: samePath ? 1 : 4)
+                || (url.contains("://") && url.split(separator: "?", maxSplits: 1).first.map(String.init) == entry.url.split(separator: "?", maxSplits: 1).first.map(String.init))
+            return Miss(entry: entry, reasons: ["url: expected \(url), got \(url.contains("://") ? entry.url : have)"], distance: samePath ? 1 : 4)
         }
     }
 }

@@ -100,6 +100,23 @@ public enum MockingjayProtocol {
         moonmock.install(into: configuration)
     }
 
+    /// Whether a stub answers `request`, as Mockingjay's protocol class says: `false` when none
+    /// matches, and then the configuration's next protocol class gets the request.
+    ///
+    /// ```swift
+    /// MockingjayProtocol.canInit(with: URLRequest(url: URL(string: "https://kylefuller.co.uk/")!))   // false: no stub
+    /// ```
+    public static func canInit(with request: URLRequest) -> Bool {
+        guard let scheme = request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        return moonmock.engine.wouldAnswer(MockRequest(request))
+    }
+
+    /// Mockingjay's spelling: `MockingjayProtocol.addStub(matcher: { _ in true }) { request in … }`.
+    @discardableResult
+    public static func addStub(matcher: @escaping Matcher, builder: @escaping Builder) -> Stub {
+        addStub(matcher, builder)
+    }
+
     /// The stubs added inside a ``Trait/mockingjay`` scope, to remove at its end.
     @TaskLocal static var scope: StubScope?
 

@@ -142,15 +142,18 @@ public final class MutantInjector: Sendable {
         registry.withLock { $0.stub = handle }
     }
 
-    /// The first mock registered for this request's whole URL and method whose body condition holds.
+    /// The mock for this request's whole URL and method whose body condition holds: the one
+    /// answering 200 if there is one, else the first registered.
     static func first(for request: MockRequest) -> Mock? {
         let url = normalized(request.url)
         let mocks = registry.withLock { $0.mocks }
-        return mocks.first { mock in
+        let matching = mocks.filter { mock in
             guard normalized(mock.url) == url, mock.method.matches(request.method) else { return false }
             guard let condition = mock.parameters?.bodyMatches else { return true }
             return condition(request.body.isEmpty ? nil : Data(request.body))
         }
+        // As MutantInjector picks among a URL's statuses: its 200 when it has one, else the first.
+        return matching.first { $0.statusCode == 200 } ?? matching.first
     }
 
     static func normalized(_ url: String) -> String { URL(string: url)?.absoluteString ?? url }

@@ -14,6 +14,8 @@ public struct RuleJSON: Sendable {
     public let json: JSONValue
     /// `name` when given: the rule's id, which a later rule of the same name replaces.
     public let name: String?
+    /// Whether the rule answers with a `lua` handler (whose errors name `FIELD.lua:LINE`).
+    public var hasLua: Bool { fields["lua"] != nil }
     private let fields: [String: JSONValue]
 
     static let keys = ["name", "method", "path", "url", "host", "query", "exact_query", "headers", "json", "body", "graphql",

@@ -60,10 +60,12 @@ public final class RuntimeRules: Sendable {
                 var definition = rule.json
                 if case .object(var o) = definition { o["id"] = .string(id); definition = .object(o) }
                 let compiled: [Rule]
+                // A `lua` handler is the chunk's first line: its errors read `rule.lua:LINE: …`.
+                let chunk = rule.hasLua ? "\(field).lua" : field
                 do {
-                    compiled = try generation.append(Array(rule.luaSource(id: id).utf8), chunkName: "=\(field)")
+                    compiled = try generation.append(Array(rule.luaSource(id: id).utf8), chunkName: "=\(chunk)")
                 } catch let error as ScriptError {
-                    throw RuntimeRuleError(field: field, message: error.message)
+                    throw RuntimeRuleError(field: chunk, message: error.message)
                 }
                 rules += compiled.map { inner in
                     Rule(id: id, method: inner.method, pattern: inner.pattern, predicates: inner.predicates, times: inner.times,

@@ -41,6 +41,13 @@ public final class MoyaStubber: Sendable {
         moonmock.unmatchedPolicy = .leaveUnclaimed
     }
 
+    /// A stubber serving the stubs folder of `stubsBundle`, its endpoints found from its folders
+    /// (see ``setStubsBundle(_:)``).
+    public convenience init(stubsBundle: Bundle) throws {
+        self.init()
+        try setStubsBundle(stubsBundle)
+    }
+
     /// A stubber serving the stubs folder of `stubsBundle`.
     public convenience init(stubsBundle: Bundle, endpoints: [String: String]) throws {
         self.init()
@@ -59,6 +66,42 @@ public final class MoyaStubber: Sendable {
         try setStubsFolder(bundle.resourceURL ?? bundle.bundleURL, endpoints: endpoints)
     }
 
+    /// Serves the stubs folder at `bundle`'s root, as moya-stubber's README loads it: every
+    /// sub-folder is an endpoint. With no request pattern given, an endpoint answers through
+    /// ``sampleResponse(forEndpointNamed:)`` (what a Moya `endpointClosure` asks for a target);
+    /// give patterns with ``setStubsBundle(_:endpoints:)`` to answer URLSession requests too.
+    ///
+    /// ```swift
+    /// try MoyaStubber.shared.setStubsBundle(stubsBundle)
+    /// try MoyaStubber.shared.activate(stubNamed: "ok.200.json", forEndpointNamed: "getUser")
+    /// MoyaStubber.shared.sampleResponse(forEndpointNamed: "getUser")?.statusCode   // 200
+    /// ```
+    public func setStubsBundle(_ bundle: Bundle) throws {
+        let root = bundle.resourceURL ?? bundle.bundleURL
+        let names = (try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: [.isDirectoryKey]))?
+            .filter { (try? $0.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true }
+            .map(\.lastPathComponent).filter { !$0.hasPrefix(".") } ?? []
+        // A path no app request takes: the endpoint is reached by its name only.
+        try setStubsFolder(root, endpoints: Dictionary(uniqueKeysWithValues: names.map { ($0, "GET \(Self.namedPath)\($0)") }))
+    }
+
+    /// Where an endpoint without a request pattern is asked for its active stub.
+    private static let namedPath = "/__moya-stubber/"
+
+    /// The active stub's answer for an endpoint, as Moya's `sampleResponseClosure` wants it;
+    /// `nil` when none is active (the timeout stub included: it never answers).
+    public func sampleResponse(forEndpointNamed endpoint: String) -> (statusCode: Int, data: Data)? {
+        guard let active = moonmock.variants.first(where: { $0.rule == endpoint })?.active, active != "timeout" else { return nil }
+        // A path the endpoint's pattern matches: its parameters filled in.
+        let pattern = moonmock.engine.allRules.first { $0.id == endpoint }?.pattern.source ?? (Self.namedPath + endpoint)
+        guard pattern.hasPrefix("/") else { return nil }
+        let path = pattern.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment.hasPrefix(":") || segment.hasPrefix("{") || segment.hasPrefix("*") ? "1" : String(segment)
+        }.joined(separator: "/")
+        let response = moonmock.engine.handle(MockRequest(method: "GET", url: "http://moya-stubber.local" + path)).response
+        return response.fault == nil ? (response.status, Data(response.body)) : nil
+    }
+
     /// ``setStubsBundle(_:endpoints:)`` with a folder.
     public func setStubsFolder(_ url: URL, endpoints: [String: String]) throws {
         let table = endpoints.sorted { $0.key < $1.key }
@@ -73,8 +116,9 @@ public final class MoyaStubber: Sendable {
         moonmock.install(into: configuration)
     }
 
-    /// The endpoints and the stubs each offers: the timeout first, then the root's stubs
-    /// (generic, `G:` in their display name), then the endpoint's own, each by file name.
+    /// The endpoints and the stubs each offers, as moya-stubber lists them: the root's stubs
+    /// (generic, `G:` in their display name) first, then the timeout, then the endpoint's own,
+    /// each group by file name.
     public var stubbableEndpoints: [StubbableEndpoint] {
         let root = folder.withLock { $0 }
         return moonmock.variants.map { variants in
@@ -82,7 +126,7 @@ public final class MoyaStubber: Sendable {
             let stubs = variants.names.map { name in
                 name == "timeout" ? Stub.timeoutError : Stub(fileName: name, isGeneric: !own.contains(name))
             }
-            let ordered = stubs.filter { $0.fileName == nil } + stubs.filter { $0.isGeneric && $0.fileName != nil } + stubs.filter { !$0.isGeneric }
+            let ordered = stubs.filter { $0.isGeneric && $0.fileName != nil } + stubs.filter { $0.fileName == nil } + stubs.filter { !$0.isGeneric }
             return StubbableEndpoint(name: variants.rule, availableStubs: ordered)
         }
     }

@@ -151,7 +151,8 @@ enum MoonmockCLI {
     as curl -i does: status line, headers, a blank line, the body. URL is a path
     (/users/7) or an absolute URL (https://api.example.com/users/7).
     A fault exits like curl would: connection_reset 56, empty_response 52,
-    malformed_chunk 56, timeout 28. When no rule answers, a terminal gets the
+    malformed_chunk 56, timeout 28. A mock.proxy rule forwards the request to its
+    upstream and prints its answer. When no rule answers, a terminal gets the
     closest rules as a table; a pipe gets the 404's JSON.
 
     options:

@@ -1,5 +1,6 @@
 import Foundation
 import MoonmockCore
+import MoonmockProxy
 import MoonmockScript
 
 /// `moonmock request SCRIPT METHOD URL`: one request through the engine, printed like `curl -i`.
@@ -85,16 +86,19 @@ enum Request {
             MoonmockCLI.printError("* delay: \(Int(exchange.delayMilliseconds.rounded())) ms")
             if waitForDelay { usleep(useconds_t(min(exchange.delayMilliseconds, 3_600_000) * 1000)) }
         }
-        let response = exchange.response
+        var response = exchange.response
+        if let target = response.proxy {
+            // mock.proxy: forwarded here too, as the in-process door forwards it.
+            MoonmockCLI.printError("* mock.proxy: forwarded to \(target.url(for: exchange.request))")
+            response = Upstream.shared.fetch(exchange.request, to: target)
+        }
         switch response.fault {
         case .connectionReset?, .error?: MoonmockCLI.printError("* fault: connection_reset (connection reset by peer)"); return 56
         case .emptyResponse?: MoonmockCLI.printError("* fault: empty_response (empty reply from server)"); return 52
         case .malformedChunk?: MoonmockCLI.printError("* fault: malformed_chunk (invalid chunked encoding)"); return 56
         case .timeout?: MoonmockCLI.printError("* fault: timeout (the server never answers)"); return 28
         case .dribble(let bps)?: MoonmockCLI.printError("* fault: dribble (body sent at \(bps) bytes/s)")
-        case .forward(let target)?:
-            MoonmockCLI.printError("* mock.proxy: the server forwards this request to \(target.url(for: exchange.request)); request does not")
-            return 0
+        case .forward?: break   // forwarded above
         case .websocket?:
             MoonmockCLI.printError("* a WebSocket route: moonmock serve upgrades such requests; a plain request gets this 426")
         case .stream(let plan)?:

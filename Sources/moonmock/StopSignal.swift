@@ -39,6 +39,13 @@ enum StopSignal {
             var one: UInt8 = 1
             _ = write(StopSignal.ends.write, &one, 1)
         }
+        // A parent may have blocked them (Foundation's Process started from an XCTest hands its
+        // mask on): unblocked here, on the main thread, before any thread of ours inherits it.
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        sigaddset(&handled, SIGINT)
+        sigaddset(&handled, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         // A write to a connection the client has reset must fail with EPIPE, not end the server
         // (the HTTP layer's sockets never raise it; this covers every other write).
         signal(SIGPIPE, SIG_IGN)

@@ -57,13 +57,13 @@ struct MockingBirdBehaviourTests {
         #expect(try await Self.get(session, url).1 == "real network")
     }
 
-    @Test("no bundle (nil): every request goes to the network; another bundle replaces the whole set")
+    @Test("no bundle (nil), not handling all: every request goes to the network; another bundle replaces the whole set")
     func switching() async throws {
         let upstream = try LoopbackServer(body: "real network")
         let session = Self.session()
         try MockingBird.setMockBundle(withPath: nil)
-        MockingBird.handleAllRequests = true
         #expect(try await Self.get(session, "http://127.0.0.1:\(upstream.port)/ip").1 == "real network")
+        MockingBird.handleAllRequests = true
         try MockingBird.setMockBundle(withPath: Self.bundles + "/empty")
         #expect(try await Self.get(session, "http://httpbin.org/ip").0 == 204)
         #expect(try await Self.get(session, "http://httpbin.org/get?arg1=x").0 == 501)
@@ -83,5 +83,15 @@ struct MockingBirdBehaviourTests {
         #expect(MockingBird.lastError?.contains("bundle.json") == true)
         // The bundle served before stays.
         #expect(try await Self.get(session, "http://httpbin.org/ip").0 == 200)
+    }
+
+    @Test("no bundle and handleAllRequests: every request is answered 501, as MockingBird does")
+    func noBundleHandlesAll() async throws {
+        let session = Self.session(true)
+        try MockingBird.setMockBundle(withPath: nil)
+        MockingBird.handleAllRequests = true
+        defer { MockingBird.handleAllRequests = false }
+        #expect(try await Self.get(session, "http://httpbin.org/ip").0 == 501)
+        #expect(try await Self.get(session, "https://api.example.com/anything?x=1", method: "POST").0 == 501)
     }
 }

@@ -58,6 +58,17 @@ struct MutantInjectorBehaviourTests {
         }
     }
 
+    @Test("a URL with a 404 and a 200 mock answers the 200, whichever came first, as MutantInjector picks its statuses")
+    func twoHundredWins() async throws {
+        try await Self.intercepting { () async throws in
+            MutantInjector.addMockResponse(for: "https://api.example.com/me", statusCode: 404, jsonFilename: "not_found_error")
+            #expect(try await Self.get("https://api.example.com/me").0 == 404)
+            MutantInjector.addMockResponse(for: "https://api.example.com/me", statusCode: 200, jsonFilename: "users_success")
+            let (status, body) = try await Self.get("https://api.example.com/me")
+            #expect(status == 200 && body.contains("John Doe"))
+        }
+    }
+
     @Test("responseDelay and bodyMatches with jsonContainsObject (a GraphQL operation)")
     func additionalParameters() async throws {
         try await Self.intercepting { () async throws in

@@ -143,7 +143,9 @@ struct RuntimeRulesTests {
             (#"{"path": "/a", "respond": {"json": 1, "text": "x"}}"#, "rule.respond: give one body of json, text, base64 or file"),
             (#"{"path": "/a", "respond": {"base64": "!!"}}"#, "rule.respond.base64: not valid base64"),
             (#"{"path": "/a", "respond": {}, "lua": "function(req) end"}"#, "rule: give respond or lua, not both"),
-            (#"{"path": "/a", "lua": "function(req) return end end"}"#, "rule:1: ')' expected near 'end'"),
+            (#"{"path": "/a", "lua": "function(req) return end end"}"#, "rule.lua:1: ')' expected near 'end'"),
+            (#"{"path": "/a", "lua": "end"}"#, "rule.lua:1: unexpected symbol near 'end'"),
+            (#"[{"path": "/ok", "respond": {}}, {"path": "/a", "lua": "function(req)\nreturn {\nend"}]"#, "rules[1].lua:3: unexpected symbol near 'end'"),
             (#"{"path": "/a", "query": {"q": {"match": "[a"}}, "respond": {}}"#, "mock.match: invalid Lua pattern '[a'"),
             (#"{"path": "/a", "respond": {"file": "../../etc/passwd"}}"#, "mock.file"),
             (#"[{"path": "/ok", "respond": {}}, {"path": 7, "respond": {}}]"#, "rules[1].path: expected a non-empty string, got 7"),
@@ -154,6 +156,7 @@ struct RuntimeRulesTests {
         let (status, answer) = try await f.add(rule)
         #expect(status == 400)
         #expect(answer?["error"]?.stringValue?.contains(message) == true, "\(answer.map { String(describing: $0) } ?? "")")
+        if message.contains(".lua:") { #expect(answer?["field"]?.stringValue.map { message.hasPrefix($0 + ":") } == true) }
         let (_, listed) = try await f.json("/__moonmock/rules")
         guard case .array(let rules)? = listed else { Issue.record("no rule list"); return }
         #expect(!rules.contains { $0["source"] == .string("runtime") })

@@ -28,15 +28,15 @@ struct MoyaStubberBehaviourTests {
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
     }
 
-    @Test("endpoints list their stubs: the timeout, the root's (G:), then their own, with display names and status codes")
+    @Test("endpoints list their stubs as moya-stubber does: the root's (G:), the timeout, then their own, with display names and status codes")
     func listing() throws {
         let (stubber, _) = try Self.stubber()
         let getUser = try #require(stubber.stubbableEndpoints.first { $0.name == "getUser" })
-        #expect(getUser.availableStubs.map(\.displayName) == ["Timeout", "G: serverError 500 (json)", "missing 404 (json)", "ok 200 (json)"])
-        #expect(getUser.availableStubs.map(\.statusCode) == [nil, 500, 404, 200])
+        #expect(getUser.availableStubs.map(\.displayName) == ["G: serverError 500 (json)", "Timeout", "missing 404 (json)", "ok 200 (json)"])
+        #expect(getUser.availableStubs.map(\.statusCode) == [500, nil, 404, 200])
         #expect(getUser.availableStubs.map(\.isGeneric) == [true, true, false, false])
         let list = try #require(stubber.stubbableEndpoints.first { $0.name == "listUsers" })
-        #expect(list.availableStubs.map(\.fileName) == [nil, "serverError.500.json", "legacy.200.xml", "ok.200.json"])
+        #expect(list.availableStubs.map(\.fileName) == ["serverError.500.json", nil, "legacy.200.xml", "ok.200.json"])
         #expect(stubber.stubbableEndpoints.map(\.name) == ["getUser", "listUsers"])
     }
 
@@ -49,7 +49,7 @@ struct MoyaStubberBehaviourTests {
         try stubber.activate(stubNamed: "missing.404.json", forEndpoint: "getUser")
         #expect(try await Self.get(session, base + "/users/1").0 == 404)
         #expect(stubber.activeStub(forEndpointName: "getUser")?.fileName == "missing.404.json")
-        let generic = try #require(stubber.stubbableEndpoints.first?.availableStubs[1])
+        let generic = try #require(stubber.stubbableEndpoints.first?.availableStubs[0])
         stubber.activate(stub: generic, forEndpoint: "getUser")
         #expect(try await Self.get(session, base + "/users/1").0 == 500)
         stubber.activate(stub: nil, forEndpoint: "getUser")
@@ -83,5 +83,24 @@ struct MoyaStubberBehaviourTests {
         } catch let error as URLError {
             #expect(error.code == .timedOut)
         }
+    }
+}
+
+@Suite("moya-stubber kit: the README's single-argument bundle")
+struct MoyaStubberBundleTests {
+    @Test("setStubsBundle(bundle) finds the endpoints from the folders; the active stub is the endpoint's sample response")
+    func discovered() throws {
+        let stubber = MoyaStubber()
+        try stubber.setStubsBundle(MoyaStubberBehaviourTests.stubs)
+        #expect(stubber.stubbableEndpoints.map(\.name) == ["getUser", "listUsers"])
+        #expect(stubber.stubbableEndpoints.first?.availableStubs.map(\.displayName) == ["G: serverError 500 (json)", "Timeout", "missing 404 (json)", "ok 200 (json)"])
+        #expect(stubber.sampleResponse(forEndpointNamed: "getUser") == nil)
+        try stubber.activate(stubNamed: "missing.404.json", forEndpointNamed: "getUser")
+        let sample = try #require(stubber.sampleResponse(forEndpointNamed: "getUser"))
+        #expect(sample.statusCode == 404 && !sample.data.isEmpty)
+        try stubber.activate(stubNamed: "timeout", forEndpointNamed: "getUser")
+        #expect(stubber.sampleResponse(forEndpointNamed: "getUser") == nil)
+        let seeded = try MoyaStubber(stubsBundle: MoyaStubberBehaviourTests.stubs)
+        #expect(seeded.stubbableEndpoints.count == 2)
     }
 }
