@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import MoonmockProcessSupport
+import MoonmockTestSupport
 import Testing
 
 @Suite("moonmock record, convert har and serve: the options of faithful replay")
@@ -70,5 +71,24 @@ struct RecordOptionsTests {
         #expect(http.value(forHTTPHeaderField: "Access-Control-Allow-Credentials") == "true")
         let alone = try CLIRunner.run(["serve", "examples/mocks.lua", "--cors-credentials"])
         #expect(alone.status == 64 && alone.stderr.contains("--cors-credentials needs --cors or --cors-origin ORIGIN"), "\(alone.stderr)")
+    }
+}
+
+@Suite("moonmock request through mock.proxy")
+struct RequestProxyTests {
+    @Test("request forwards a mock.proxy rule to its upstream and prints its answer, as the in-process door does")
+    func forwards() throws {
+        let upstream = try LoopbackServer(body: "from the upstream")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonmock-proxy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(#"mock.get("/api/*", mock.proxy("http://127.0.0.1:\#(upstream.port)"))"#.utf8).write(to: folder.appendingPathComponent("mocks.lua"))
+        let r = try CLIRunner.run(["request", "mocks.lua", "GET", "/api/items"], in: folder)
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("HTTP/1.1 200 OK\r\n") && r.stdout.hasSuffix("from the upstream"), "\(r.stdout)")
+        #expect(r.stderr.contains("* mock.proxy: forwarded to http://127.0.0.1:\(upstream.port)/api/items"), "\(r.stderr)")
+        try Data(#"mock.get("/api/*", mock.proxy("http://127.0.0.1:1"))"#.utf8).write(to: folder.appendingPathComponent("mocks.lua"))
+        let down = try CLIRunner.run(["request", "mocks.lua", "GET", "/api/items", "--fail"], in: folder)
+        #expect(down.stdout.hasPrefix("HTTP/1.1 502") && down.status == 22, "\(down.stdout)")
     }
 }

@@ -252,6 +252,16 @@ struct RuntimeRulesTests {
         #expect(ok.0 == 200 && ok.1 == .object(["ok": .bool(true), "count": .integer(2)]))
         #expect(try await f.json("/__moonmock/verify", method: "POST", body: #"{"rule": "user", "at_least": 2}"#).0 == 200)
         #expect(try await f.json("/__moonmock/verify", method: "POST", body: #"{"url": "/users/2?full=1"}"#).1?["count"] == .integer(1))
+        // The URL as the journal shows it, absolute: that request exactly.
+        let journaled = try await f.json("/__moonmock/requests")
+        let absolute = try #require(journaled.1.flatMap { j -> String? in
+            guard case .array(let entries) = j["requests"] ?? j else { return nil }
+            return entries.compactMap { $0["url"]?.stringValue }.first { $0.hasSuffix("/users/2?full=1") }
+        })
+        #expect(absolute.hasPrefix("http://127.0.0.1:"))
+        #expect(try await f.json("/__moonmock/verify", method: "POST", body: #"{"url": "\#(absolute)", "times": 1}"#).0 == 200)
+        let other = try await f.json("/__moonmock/verify", method: "POST", body: #"{"url": "\#(absolute.replacingOccurrences(of: "full=1", with: "full=2"))"}"#)
+        #expect(other.0 == 422 && other.1?["near_misses"]?[0]?["reasons"]?[0]?.stringValue == "url: expected \(absolute.replacingOccurrences(of: "full=1", with: "full=2")), got \(absolute)")
         #expect(try await f.json("/__moonmock/verify", method: "POST", body: #"{"pattern": "/users/:id", "at_most": 2}"#).0 == 422)
 
         let (status, failed) = try await f.json("/__moonmock/verify", method: "POST", body: #"{"method": "GET", "pattern": "/users/:id", "times": 3}"#)
