@@ -91,4 +91,104 @@ static inline int mm_decode_deflate(const unsigned char *in, size_t n, size_t li
     return mm_inflate(in, n, -15, limit, out);
 }
 
+// MARK: permessage-deflate (RFC 7692): a raw-deflate stream per direction, kept across messages
+// unless a *_no_context_takeover parameter says to start each message afresh.
+
+/// A compressor for messages: raw deflate of `window_bits` (9..15), `level` 0..9 (0: stored
+/// blocks, which refer to nothing, whatever window the peer keeps). NULL when out of memory.
+static inline z_stream *mm_deflater_new(int level, int window_bits) {
+    z_stream *z = (z_stream *)calloc(1, sizeof *z);
+    if (z == NULL) return NULL;
+    if (deflateInit2(z, level, Z_DEFLATED, -window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK) { free(z); return NULL; }
+    return z;
+}
+
+static inline void mm_deflater_free(z_stream *z) {
+    if (z == NULL) return;
+    deflateEnd(z);
+    free(z);
+}
+
+/// One message compressed (a sync flush, its trailing 00 00 FF FF removed, as RFC 7692 §7.2.1
+/// says); `reset` starts the next message without this one's context.
+static inline int mm_deflater_message(z_stream *z, const unsigned char *in, size_t n, int reset, mm_decoded *out) {
+    z->next_in = (Bytef *)in;
+    z->avail_in = (uInt)n;
+    for (;;) {
+        int rc = mm_decoded_grow(out, n / 2 + 64, (size_t)1 << 40);
+        if (rc != MM_DECODE_OK) return rc;
+        z->next_out = out->data + out->len;
+        z->avail_out = (uInt)(out->cap - out->len);
+        uInt before = z->avail_out;
+        int r = deflate(z, Z_SYNC_FLUSH);
+        out->len += before - z->avail_out;
+        if (r != Z_OK && r != Z_BUF_ERROR) return MM_DECODE_BAD;
+        if (z->avail_in == 0 && z->avail_out != 0) break;
+    }
+    if (out->len >= 4 && memcmp(out->data + out->len - 4, "\x00\x00\xff\xff", 4) == 0) out->len -= 4;
+    if (out->len == 0) {   // an empty message: one empty stored block's first byte (§7.2.3.6)
+        int rc = mm_decoded_grow(out, 1, (size_t)1 << 40);
+        if (rc != MM_DECODE_OK) return rc;
+        out->data[out->len++] = 0x00;
+    }
+    if (reset) deflateReset(z);
+    return MM_DECODE_OK;
+}
+
+/// A decompressor for messages: raw inflate of the largest window (it reads any smaller one).
+static inline z_stream *mm_inflater_new(void) {
+    z_stream *z = (z_stream *)calloc(1, sizeof *z);
+    if (z == NULL) return NULL;
+    if (inflateInit2(z, -15) != Z_OK) { free(z); return NULL; }
+    return z;
+}
+
+static inline void mm_inflater_free(z_stream *z) {
+    if (z == NULL) return;
+    inflateEnd(z);
+    free(z);
+}
+
+/// One message decompressed: its bytes, then the 00 00 FF FF the sender removed; at most
+/// `limit` bytes out (MM_DECODE_TOO_LARGE past it). `reset`: the peer starts each message afresh.
+static inline int mm_inflater_message(z_stream *z, const unsigned char *in, size_t n, size_t limit, int reset, mm_decoded *out) {
+    static const unsigned char tail[4] = { 0x00, 0x00, 0xff, 0xff };
+    for (int part = 0; part < 2; part++) {
+        z->next_in = (Bytef *)(part == 0 ? in : tail);
+        z->avail_in = (uInt)(part == 0 ? n : 4);
+        while (z->avail_in > 0) {
+            if (out->len == out->cap) {
+                if (out->cap >= limit) return MM_DECODE_TOO_LARGE;
+                int rc = mm_decoded_grow(out, n * 2 + 64, limit);
+                if (rc != MM_DECODE_OK) return rc;
+            }
+            z->next_out = out->data + out->len;
+            z->avail_out = (uInt)(out->cap - out->len);
+            uInt before = z->avail_out;
+            int r = inflate(z, Z_SYNC_FLUSH);
+            out->len += before - z->avail_out;
+            if (r == Z_STREAM_END) { inflateReset(z); continue; }   // a final block: the next starts anew
+            if (r == Z_BUF_ERROR && before - z->avail_out == 0 && z->avail_in > 0 && out->len < out->cap) return MM_DECODE_BAD;
+            if (r != Z_OK && r != Z_BUF_ERROR) return MM_DECODE_BAD;
+        }
+    }
+    // Output still buffered inside zlib once the input is consumed.
+    for (;;) {
+        if (out->len == out->cap) {
+            if (out->cap >= limit) return MM_DECODE_TOO_LARGE;
+            int rc = mm_decoded_grow(out, 64, limit);
+            if (rc != MM_DECODE_OK) return rc;
+        }
+        z->next_out = out->data + out->len;
+        z->avail_out = (uInt)(out->cap - out->len);
+        uInt before = z->avail_out;
+        int r = inflate(z, Z_SYNC_FLUSH);
+        out->len += before - z->avail_out;
+        if (before - z->avail_out == 0) break;
+        if (r != Z_OK && r != Z_BUF_ERROR && r != Z_STREAM_END) return MM_DECODE_BAD;
+    }
+    if (reset) inflateReset(z);
+    return MM_DECODE_OK;
+}
+
 #endif

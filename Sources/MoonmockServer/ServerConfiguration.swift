@@ -27,6 +27,8 @@ public struct ServerConfiguration: Sendable {
     public var tlsKeyPEM: String?
     /// Request bodies beyond this many bytes get `413`.
     public var maxBodyBytes: Int = 16 << 20
+    /// WebSocket handshakes may agree permessage-deflate (RFC 7692); `--ws-deflate off` refuses it.
+    public var webSocketDeflate = true
     /// `Authorization: Bearer TOKEN` required for `/__moonmock/` when set (the dashboard signs in
     /// with it once and then holds a session cookie).
     public var adminToken: String?

@@ -77,7 +77,10 @@ enum MoonmockCLI {
                              takes changes from a page at ORIGIN
       --cors-credentials     with --cors or --cors-origin: let pages send cookies and
                              Authorization (Access-Control-Allow-Credentials: true)
-      --max-body BYTES       larger request bodies get 413 (default 16777216)
+      --max-body BYTES       larger request bodies get 413 (default 16777216); also the
+                             largest WebSocket message, inflated
+      --ws-deflate on|off    WebSocket permessage-deflate, when the client offers it
+                             (default on)
       --header-timeout S     a request head must arrive whole within S seconds of its
                              first byte, else 408 and close (default 30)
       --body-timeout S       a request body may pause at most S seconds (default 30)

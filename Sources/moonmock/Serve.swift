@@ -110,6 +110,10 @@ enum Serve {
                 case "--rules": rulesFiles.append(try args.value(arg))
                 case "--cors": corsOrigins = corsOrigins ?? []
                 case "--cors-credentials": corsCredentials = true
+                case "--ws-deflate":
+                    let v = try args.value(arg)
+                    guard v == "on" || v == "off" else { throw UsageError("--ws-deflate takes on or off, got '\(v)'") }
+                    configuration.webSocketDeflate = v == "on"
                 case "--cors-origin":
                     let v = try args.value(arg)
                     guard v.hasPrefix("http://") || v.hasPrefix("https://") else {

@@ -13,9 +13,19 @@ final class WebSocketConnection {
     /// Our close frame has gone out (the client's is awaited, for a while).
     var closeSent = false
 
-    init(session: WebSocketSession, maxMessage: Int) {
+    /// permessage-deflate, when agreed in the handshake.
+    let deflate: PerMessageDeflate?
+
+    init(session: WebSocketSession, maxMessage: Int, deflate: PerMessageDeflate? = nil) {
         self.session = session
-        reader = WebSocketReader(maxMessage: maxMessage)
+        self.deflate = deflate
+        reader = WebSocketReader(maxMessage: maxMessage, deflate: deflate)
+    }
+
+    /// A data frame for `payload`, compressed when permessage-deflate was agreed.
+    func frame(_ opcode: WebSocketFrames.Opcode, _ payload: [UInt8]) -> [UInt8] {
+        if let deflate, let compressed = deflate.deflate(payload) { return WebSocketFrames.frame(opcode, compressed, compressed: true) }
+        return WebSocketFrames.frame(opcode, payload)
     }
 }
 
@@ -48,6 +58,9 @@ extension EventLoop {
         if let offered = headers["sec-websocket-protocol"]?.split(separator: ",").first {
             head += "Sec-WebSocket-Protocol: \(offered.trimmingCharacters(in: .whitespaces))\r\n"
         }
+        // permessage-deflate (RFC 7692), unless --ws-deflate off: the first offer we can honour.
+        let agreed = webSocketDeflate ? PerMessageDeflate.Parameters.negotiate(headers.values("sec-websocket-extensions")) : nil
+        if let agreed { head += "Sec-WebSocket-Extensions: \(agreed.response)\r\n" }
         write(c, Array((head + "\r\n").utf8))
         if c.closed { return }
         Self.setTCPOption(c.fd, TCP_NODELAY, 1)
@@ -69,7 +82,7 @@ extension EventLoop {
                 self?.poke(state)
             }
         }
-        let ws = WebSocketConnection(session: session, maxMessage: maxBodyBytes)
+        let ws = WebSocketConnection(session: session, maxMessage: maxBodyBytes, deflate: agreed.map(PerMessageDeflate.init))
         c.state = .websocket(ws)
         engine.journal.recordUpstreamStatus(101, for: route.journalID)
         engine.websockets.add(session)
@@ -96,14 +109,17 @@ extension EventLoop {
             case .pong:
                 break
             case .close(let code, let reason):
-                // The client's close: answered with ours (unless it answers ours), then the end.
+                // The client's close: the replies to what came before it go first, then our close
+                // (unless it answers ours), then the end.
+                flushSocket(c, ws)
                 if !ws.closeSent { write(c, WebSocketFrames.close(code: code == 1005 ? 1000 : code, reason: "")) }
                 ws.closeSent = true
                 socketEnded(ws, code: code, reason: reason, how: ws.session.isOpen ? "client closed" : "closed")
                 closeWhenSent(c)
                 return bytes.count
             case .fail(let code, let reason):
-                write(c, WebSocketFrames.close(code: code, reason: reason))
+                flushSocket(c, ws)   // replies to the messages before the error, then the close
+                if !ws.closeSent { write(c, WebSocketFrames.close(code: code, reason: reason)) }
                 ws.closeSent = true
                 socketEnded(ws, code: code, reason: reason, how: "protocol error: \(reason)")
                 closeWhenSent(c)
@@ -122,8 +138,8 @@ extension EventLoop {
             switch item {
             case .message(let message):
                 switch message {
-                case .text(let text): write(c, WebSocketFrames.frame(.text, Array(text.utf8)))
-                case .binary(let data): write(c, WebSocketFrames.frame(.binary, data))
+                case .text(let text): write(c, ws.frame(.text, Array(text.utf8)))
+                case .binary(let data): write(c, ws.frame(.binary, data))
                 }
                 ws.session.record("out", message)
             case .close(let code, let reason):

@@ -20,6 +20,8 @@ final class EventLoop: @unchecked Sendable {
     /// reference count is shared by every worker: borrowed, never retained per request.
     let serverRef: Unmanaged<MoonmockServer>
     let maxBodyBytes: Int
+    /// Whether WebSocket handshakes may agree permessage-deflate (`--ws-deflate`).
+    let webSocketDeflate: Bool
     let idleTimeout: Int
     /// ``ServerConfiguration/headerTimeout``, ``ServerConfiguration/bodyTimeout`` and
     /// ``ServerConfiguration/sendTimeout`` in nanoseconds.
@@ -92,6 +94,7 @@ final class EventLoop: @unchecked Sendable {
     init(server: MoonmockServer, listener: Int32, authority: String) throws {
         self.serverRef = Unmanaged.passUnretained(server)
         self.maxBodyBytes = server.configuration.maxBodyBytes
+        self.webSocketDeflate = server.configuration.webSocketDeflate
         self.idleTimeout = server.configuration.idleTimeout
         let c = server.configuration
         func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(0.001, seconds) * 1e9) }

@@ -16,9 +16,9 @@ enum WebSocketFrames {
         case continuation = 0, text = 1, binary = 2, close = 8, ping = 9, pong = 10
     }
 
-    /// A server frame (never masked), FIN set.
-    static func frame(_ opcode: Opcode, _ payload: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = [0x80 | opcode.rawValue]
+    /// A server frame (never masked), FIN set; `compressed` sets RSV1 (permessage-deflate).
+    static func frame(_ opcode: Opcode, _ payload: [UInt8], compressed: Bool = false) -> [UInt8] {
+        var out: [UInt8] = [0x80 | (compressed ? 0x40 : 0) | opcode.rawValue]
         out.reserveCapacity(payload.count + 10)
         if payload.count < 126 {
             out.append(UInt8(payload.count))
@@ -75,8 +75,10 @@ enum WebSocketFrames {
 }
 
 /// Turns a client's bytes into WebSocket events, checking what RFC 6455 asks of a server:
-/// masked frames, no reserved bits, known opcodes, control frames short and whole, continuation
-/// only inside a fragmented message, text that is UTF-8, sizes within the limit.
+/// masked frames, no reserved bits (RSV1 only on a message's first frame once permessage-deflate
+/// is agreed), known opcodes, control frames short and whole, continuation only inside a
+/// fragmented message, sizes within the limit, and text that is UTF-8 — checked as it arrives,
+/// so invalid text fails at its first bad byte, even in a frame not yet whole.
 struct WebSocketReader {
     enum Event: Equatable {
         case message(WebSocketMessageBytes)
@@ -94,11 +96,23 @@ struct WebSocketReader {
     }
 
     let maxMessage: Int
+    /// The agreed permessage-deflate, if any: compressed messages are inflated with it.
+    let deflate: PerMessageDeflate?
     private var fragments: [UInt8] = []
     private var fragmentOpcode: WebSocketFrames.Opcode?
+    private var fragmentCompressed = false
+    /// The text of the fragmented message so far (uncompressed text only).
+    private var text = UTF8Stream()
+    /// How far the payload of the incomplete frame at the front has been checked, and the text state there.
+    private var checked: (bytes: Int, text: UTF8Stream)?
     private(set) var failed = false
 
-    init(maxMessage: Int) { self.maxMessage = maxMessage }
+    init(maxMessage: Int, deflate: PerMessageDeflate? = nil) {
+        self.maxMessage = maxMessage
+        self.deflate = deflate
+    }
+
+    static let notUTF8 = "text message is not UTF-8"
 
     /// Reads every whole frame in `bytes`; returns the events and how many bytes were used.
     /// After a `fail` (or a close) nothing more is read.
@@ -109,8 +123,11 @@ struct WebSocketReader {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[at...])
             guard rest.count >= 2 else { break }
             let b0 = rest[0], b1 = rest[1]
-            if b0 & 0x70 != 0 { return fail(&events, 1002, "reserved bits set (no extension was agreed)", at) }
             guard let opcode = WebSocketFrames.Opcode(rawValue: b0 & 0x0F) else { return fail(&events, 1002, "unknown opcode \(b0 & 0x0F)", at) }
+            let compressed = b0 & 0x40 != 0
+            if b0 & 0x30 != 0 || (compressed && (deflate == nil || (opcode != .text && opcode != .binary))) {
+                return fail(&events, 1002, "reserved bits set (no extension was agreed)", at)
+            }
             let fin = b0 & 0x80 != 0
             guard b1 & 0x80 != 0 else { return fail(&events, 1002, "a client frame must be masked", at) }
             var length = Int(b1 & 0x7F)
@@ -130,16 +147,34 @@ struct WebSocketReader {
             let control = opcode.rawValue >= 8
             if control && (length > 125 || !fin) { return fail(&events, 1002, "a control frame must be whole and at most 125 bytes", at) }
             if !control && fragments.count + length > maxMessage { return fail(&events, 1009, "message larger than \(maxMessage) bytes", at) }
-            guard rest.count >= header + 4 + length else { break }
+            if opcode == .continuation && fragmentOpcode == nil { return fail(&events, 1002, "a continuation frame outside a fragmented message", at) }
+            if (opcode == .text || opcode == .binary) && fragmentOpcode != nil {
+                return fail(&events, 1002, "a new message began inside a fragmented one", at)
+            }
+            guard rest.count >= header + 4 else { break }
             let mask = (rest[header], rest[header + 1], rest[header + 2], rest[header + 3])
-            var payload = [UInt8](repeating: 0, count: length)
-            let start = header + 4
-            for i in 0..<length {
+            @inline(__always) func unmasked(_ i: Int) -> UInt8 {
                 let m: UInt8
                 switch i & 3 { case 0: m = mask.0; case 1: m = mask.1; case 2: m = mask.2; default: m = mask.3 }
-                payload[i] = rest[start + i] ^ m
+                return rest[header + 4 + i] ^ m
             }
-            at += start + length
+            // Text not compressed is checked byte by byte as it comes, across fragments.
+            let checksText = opcode == .text && !compressed || opcode == .continuation && fragmentOpcode == .text && !fragmentCompressed
+            let available = min(length, rest.count - header - 4)
+            if checksText {
+                var state = checked ?? (0, opcode == .text ? UTF8Stream() : text)
+                while state.bytes < available {
+                    guard state.text.feed(unmasked(state.bytes)) else { return fail(&events, 1007, Self.notUTF8, at) }
+                    state.bytes += 1
+                }
+                checked = state
+            }
+            guard available == length else { break }
+            var payload = [UInt8](repeating: 0, count: length)
+            for i in 0..<length { payload[i] = unmasked(i) }
+            let textState = checked?.text
+            checked = nil
+            at += header + 4 + length
             switch opcode {
             case .ping: events.append(.ping(payload))
             case .pong: events.append(.pong(payload))
@@ -155,34 +190,37 @@ struct WebSocketReader {
                 events.append(.close(code: code, reason: reason))
                 failed = true   // nothing after a close is read
                 return (events, at)
-            case .text, .binary:
-                guard fragmentOpcode == nil else { return fail(&events, 1002, "a new message began inside a fragmented one", at) }
-                if fin {
-                    guard let event = finish(opcode, payload) else { return fail(&events, 1007, "text message is not UTF-8", at) }
-                    events.append(event)
-                } else {
+            case .text, .binary, .continuation:
+                if opcode != .continuation {
                     fragmentOpcode = opcode
+                    fragmentCompressed = compressed
                     fragments = payload
+                } else {
+                    fragments += payload
                 }
-            case .continuation:
-                guard let first = fragmentOpcode else { return fail(&events, 1002, "a continuation frame outside a fragmented message", at) }
-                fragments += payload
-                if fin {
-                    fragmentOpcode = nil
-                    let whole = fragments
-                    fragments = []
-                    guard let event = finish(first, whole) else { return fail(&events, 1007, "text message is not UTF-8", at) }
-                    events.append(event)
+                if let textState { text = textState }
+                guard fin else { continue }
+                let kind = fragmentOpcode ?? .binary, wasCompressed = fragmentCompressed
+                var whole = fragments
+                fragments = []
+                fragmentOpcode = nil
+                fragmentCompressed = false
+                let complete = text.isComplete
+                text = UTF8Stream()
+                if wasCompressed, let deflate {
+                    switch deflate.inflate(whole, limit: maxMessage) {
+                    case .success(let bytes): whole = bytes
+                    case .tooLarge: return fail(&events, 1009, "message larger than \(maxMessage) bytes once inflated", at)
+                    case .bad: return fail(&events, 1007, "a compressed message is not valid deflate data", at)
+                    }
+                    if kind == .text && !UTF8Stream.isValid(whole) { return fail(&events, 1007, Self.notUTF8, at) }
+                } else if kind == .text && !complete {
+                    return fail(&events, 1007, Self.notUTF8, at)
                 }
+                events.append(.message(kind == .text ? .text(String(decoding: whole, as: UTF8.self)) : .binary(whole)))
             }
         }
         return (events, at)
-    }
-
-    private func finish(_ opcode: WebSocketFrames.Opcode, _ payload: [UInt8]) -> Event? {
-        if opcode == .binary { return .message(.binary(payload)) }
-        guard let text = String(validating: payload, as: UTF8.self) else { return nil }
-        return .message(.text(text))
     }
 
     private mutating func fail(_ events: inout [Event], _ code: Int, _ reason: String, _ at: Int) -> ([Event], Int) {
@@ -195,5 +233,46 @@ struct WebSocketReader {
     /// since), and 3000–4999 for libraries and applications.
     static func isValidCloseCode(_ code: Int) -> Bool {
         (1000...1003).contains(code) || (1007...1014).contains(code) || (3000...4999).contains(code)
+    }
+}
+
+/// UTF-8 checked a byte at a time (RFC 3629: no overlongs, no surrogates, nothing past
+/// U+10FFFF), so that text split across frames or reads is checked as it comes.
+struct UTF8Stream: Equatable {
+    /// Continuation bytes still expected, and the range the next one must fall in.
+    private var need = 0
+    private var low: UInt8 = 0x80
+    private var high: UInt8 = 0xBF
+
+    /// No character is cut short.
+    var isComplete: Bool { need == 0 }
+
+    /// `false` at the first byte that cannot continue valid text.
+    mutating func feed(_ b: UInt8) -> Bool {
+        if need == 0 {
+            if b < 0x80 { return true }
+            switch b {
+            case 0xC2...0xDF: need = 1
+            case 0xE0: need = 2; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: need = 2
+            case 0xED: need = 2; high = 0x9F
+            case 0xF0: need = 3; low = 0x90
+            case 0xF1...0xF3: need = 3
+            case 0xF4: need = 3; high = 0x8F
+            default: return false
+            }
+            return true
+        }
+        guard b >= low && b <= high else { return false }
+        need -= 1
+        low = 0x80
+        high = 0xBF
+        return true
+    }
+
+    static func isValid(_ bytes: [UInt8]) -> Bool {
+        var stream = UTF8Stream()
+        for b in bytes where !stream.feed(b) { return false }
+        return stream.isComplete
     }
 }
