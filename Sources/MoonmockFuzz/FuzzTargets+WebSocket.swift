@@ -2,17 +2,19 @@
 
 extension FuzzTargets {
     /// The WebSocket frame reader fed a client's bytes, whole and then cut into pieces every
-    /// N bytes (N from the first byte): the events are the same either way, a message never
+    /// N bytes (N from the first byte; its top bit: with permessage-deflate agreed, so that
+    /// RSV1 messages are inflated): the events are the same either way, a message never
     /// exceeds the limit, and nothing is read after a close or a failure.
     static func websocket(_ input: [UInt8]) {
         guard let first = input.first else { return }
         let bytes = Array(input.dropFirst())
-        let step = Int(first % 64) + 1
+        let step = Int(first & 0x3F) + 1
         let limit = 256
-        var whole = WebSocketReader(maxMessage: limit)
+        let deflate = first & 0x80 != 0
+        var whole = WebSocketReader(maxMessage: limit, deflate: deflate ? PerMessageDeflate(.init()) : nil)
         let (all, used) = bytes.withUnsafeBytes { whole.feed($0) }
         precondition(used <= bytes.count)
-        var pieces = WebSocketReader(maxMessage: limit)
+        var pieces = WebSocketReader(maxMessage: limit, deflate: deflate ? PerMessageDeflate(.init()) : nil)
         var buffer: [UInt8] = []
         var events: [WebSocketReader.Event] = []
         var at = 0
