@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <sys/ioctl.h>
+#include <malloc.h>
 #include <linux/sockios.h>
 
 #include <spawn.h>
@@ -92,5 +93,9 @@ static inline int mm_unsent_bytes(int fd) {
     int n = 0;
     return ioctl(fd, SIOCOUTQ, &n) == 0 ? n : -1;
 }
+
+/// glibc's malloc_trim (malloc.h, which Swift's Glibc module leaves out): freed heap memory
+/// back to the system.
+static inline int mm_malloc_trim(void) { return malloc_trim(0); }
 
 #endif

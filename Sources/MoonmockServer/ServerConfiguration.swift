@@ -27,6 +27,9 @@ public struct ServerConfiguration: Sendable {
     public var tlsKeyPEM: String?
     /// Request bodies beyond this many bytes get `413`.
     public var maxBodyBytes: Int = 16 << 20
+    /// The most answer bytes the server holds for clients that have not read them, shared by the
+    /// event loops; a large answer that would pass it gets `503` with `Retry-After: 1`.
+    public var maxPendingOutput: Int = 256 << 20
     /// WebSocket handshakes may agree permessage-deflate (RFC 7692); `--ws-deflate off` refuses it.
     public var webSocketDeflate = true
     /// `Authorization: Bearer TOKEN` required for `/__moonmock/` when set (the dashboard signs in

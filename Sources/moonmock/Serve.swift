@@ -81,6 +81,10 @@ enum Serve {
                     let v = try args.value(arg)
                     guard let n = Int(v), n >= 0 else { throw UsageError("--max-body must be a number of bytes, got '\(v)'") }
                     configuration.maxBodyBytes = n
+                case "--max-pending-output":
+                    let v = try args.value(arg)
+                    guard let n = Int(v), n > 0 else { throw UsageError("--max-pending-output must be a number of bytes, got '\(v)'") }
+                    configuration.maxPendingOutput = n
                 case "--header-timeout", "--body-timeout", "--send-timeout":
                     let v = try args.value(arg)
                     guard let seconds = Double(v), seconds > 0, seconds.isFinite else {

@@ -94,6 +94,9 @@ struct CLITests {
       --body-timeout S       a request body may pause at most S seconds (default 30)
       --send-timeout S       an answer the client takes nothing of for S seconds is
                              dropped with its connection (default 60)
+      --max-pending-output BYTES
+                             the most answer bytes held for clients that have not read
+                             them; a large answer past it gets 503 (default 268435456)
       --lib DIR              also look for require()d modules in DIR (repeatable)
       --no-watch             do not reload the script when it changes
       --unsafe               lift the sandbox (trusted local scripts only)

@@ -37,6 +37,8 @@ final class Connection {
     var input: [UInt8] = []
     /// Response bytes the socket has not taken yet.
     var pending: [UInt8] = []
+    /// How much of `pending` the loop's unsent-output count holds (``EventLoop/account(_:)``).
+    var counted = 0
     /// `pending` holds answers for the end of the loop's turn (``EventLoop/flushCorked()``).
     var corked = false
     var keepAlive = true

@@ -80,6 +80,12 @@ extension EventLoop {
 
     /// Writes a whole response and finishes the request.
     func send(_ c: Connection, _ response: MockResponse, head: Bool, http10: Bool) {
+        // A large answer that would take this loop's unsent output past its share of
+        // --max-pending-output gets a 503 instead: the server's memory stays bounded by clients
+        // that do not read.
+        if response.body.count > Self.largeAnswer && !head && unsentOutput + response.body.count > pendingOutputBudget {
+            return send(c, refusedForOutput(response.body.count), head: head, http10: http10)
+        }
         let keepAlive = c.keepAlive && !stopping
         c.keepAlive = keepAlive
         let noBody = HTTPStatus.hasNoContent(response.status)
@@ -106,6 +112,17 @@ extension EventLoop {
         // leaves in the same segment as the data: one packet less for each side to handle.
         write(c, output, more: !keepAlive)
         finishRequest(c)
+    }
+
+    /// The `503` for an answer the unsent-output bound has no room for.
+    @inline(never)
+    private func refusedForOutput(_ size: Int) -> MockResponse {
+        var refusal = MockResponse.json(.object([
+            "error": .string("the server holds \(unsentOutput) bytes of answers its clients have not read; this \(size)-byte answer "
+                             + "would pass its share of --max-pending-output (\(pendingOutputBudget) bytes): read the answers, or raise it"),
+        ]), status: 503)
+        refusal.headers["Retry-After"] = "1"
+        return refusal
     }
 
     /// The next slice of a dribbled body, then a timer for the one after.

@@ -48,6 +48,7 @@ extension EventLoop {
     /// client has not taken a byte of within the send timeout (dropped, its memory freed), and
     /// keep-alive connections idle past the idle timeout.
     func sweep(_ now: UInt64) {
+        defer { returnMemoryIfDue(now) }
         let idle = UInt64(max(1, idleTimeout)) * 1_000_000_000
         for case let c? in connections {
             if !c.pending.isEmpty {

@@ -16,13 +16,38 @@ extension EventLoop {
         if c.closed { return }
         if !c.pending.isEmpty {
             c.pending.append(contentsOf: bytes)
-            return
+            return account(c)
         }
         let sent = bytes.withUnsafeBytes { sendAll(c, $0, more: more) }
         if sent == bytes.count { return }
         if errno != EAGAIN && errno != EWOULDBLOCK { return closeConnection(c) }
         c.pending = Array(bytes[sent...])
+        account(c)
         updateInterest(c)
+    }
+
+    /// Keeps the loop's count of unsent output (what ``send(_:_:head:http10:)`` bounds by
+    /// `--max-pending-output`) in step with `c`'s; a large buffer let go is given back to the system.
+    func account(_ c: Connection) {
+        let now = c.closed ? 0 : c.pending.count
+        guard now != c.counted else { return }
+        unsentOutput += now - c.counted
+        c.counted = now
+    }
+
+    /// After a large output buffer is freed: its memory back to the system, at most twice a
+    /// second (what is freed meanwhile goes back at the next sweep).
+    func released(capacity: Int) {
+        guard capacity > Self.largeAnswer * 16 else { return }
+        memoryToReturn = true
+        returnMemoryIfDue(DispatchTime.now().uptimeNanoseconds)
+    }
+
+    func returnMemoryIfDue(_ now: UInt64) {
+        guard memoryToReturn, now &- lastMemoryReturn > 500_000_000 else { return }
+        memoryToReturn = false
+        lastMemoryReturn = now
+        SocketCalls.returnFreedMemory()
     }
 
     /// Sends as much of `bytes` as the socket takes; returns how much that was (`errno` tells why
@@ -80,17 +105,22 @@ extension EventLoop {
         if c.closed || c.pending.isEmpty { return }
         let sent = c.pending.withUnsafeBytes { sendAll(c, $0, more: c.closeWhenFlushed) }
         if sent == c.pending.count {
-            c.pending.removeAll(keepingCapacity: c.pending.capacity <= Self.keptOutputCapacity)
+            let capacity = c.pending.capacity
+            c.pending.removeAll(keepingCapacity: capacity <= Self.keptOutputCapacity)
+            if c.counted != 0 { account(c) }
+            if capacity > Self.keptOutputCapacity { released(capacity: capacity) }
             return drained(c)
         }
         if errno != EAGAIN && errno != EWOULDBLOCK { return closeConnection(c) }
         c.pending.removeFirst(sent)
+        account(c)
         updateInterest(c)
     }
 
     func flush(_ c: Connection) {
         let pending = c.pending
         c.pending = []
+        account(c)
         write(c, pending)
         if !c.closed && c.pending.isEmpty { drained(c) }
     }
@@ -135,6 +165,10 @@ extension EventLoop {
         // Closing the only descriptor of the socket takes it out of epoll's and kqueue's sets; poll(2)'s is ours.
         if c.registered { poller.closing(c.fd) }
         close(c.fd)
+        account(c)
+        let capacity = c.pending.capacity
+        c.pending = []
+        released(capacity: capacity)
         connections[Int(c.fd)] = nil
         connectionCount.subtract(1, ordering: .relaxed)
     }

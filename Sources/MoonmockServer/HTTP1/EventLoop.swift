@@ -20,6 +20,12 @@ final class EventLoop: @unchecked Sendable {
     /// reference count is shared by every worker: borrowed, never retained per request.
     let serverRef: Unmanaged<MoonmockServer>
     let maxBodyBytes: Int
+    /// Unsent output held by this loop's connections, and its share of `--max-pending-output`.
+    var unsentOutput = 0
+    let pendingOutputBudget: Int
+    /// When freed memory was last given back to the system, and whether more has been freed since.
+    var lastMemoryReturn: UInt64 = 0
+    var memoryToReturn = false
     /// Whether WebSocket handshakes may agree permessage-deflate (`--ws-deflate`).
     let webSocketDeflate: Bool
     let idleTimeout: Int
@@ -85,6 +91,8 @@ final class EventLoop: @unchecked Sendable {
     static let headLimit = 16 * 1024
     /// Unsent response bytes past which a connection's further requests wait.
     static let outputLimit = 1 << 20
+    /// Answers above this size are checked against the unsent-output bound.
+    static let largeAnswer = 64 * 1024
     /// A connection's emptied output buffer is kept for its next answer up to this size.
     static let keptOutputCapacity = 16 * 1024
     /// The largest body whose request the loop keeps for the next one to be built in.
@@ -94,6 +102,7 @@ final class EventLoop: @unchecked Sendable {
     init(server: MoonmockServer, listener: Int32, authority: String) throws {
         self.serverRef = Unmanaged.passUnretained(server)
         self.maxBodyBytes = server.configuration.maxBodyBytes
+        self.pendingOutputBudget = max(1, server.configuration.maxPendingOutput / max(1, server.configuration.threads))
         self.webSocketDeflate = server.configuration.webSocketDeflate
         self.idleTimeout = server.configuration.idleTimeout
         let c = server.configuration

@@ -38,6 +38,9 @@ enum SocketCalls {
     }
 
     static func acknowledgeNow(_ fd: Int32) {}
+
+    /// Darwin's allocator returns large freed blocks by itself (they are mapped one by one).
+    static func returnFreedMemory() {}
     static func prepareListener(_ fd: Int32) {}
 
     static func listen(_ address: UnsafePointer<sockaddr>, _ length: socklen_t, backlog: Int32) -> Int32 {

@@ -30,6 +30,10 @@ enum SocketCalls {
     /// Bytes the peer has not yet acknowledged (SIOCOUTQ); -1 when unknown.
     static func unsentBytes(_ fd: Int32) -> Int32 { mm_unsent_bytes(fd) }
 
+    /// Gives freed heap memory back to the system: glibc keeps large freed blocks (its mmap
+    /// threshold rises past the sizes it has seen), so a burst of big answers would stay in RSS.
+    static func returnFreedMemory() { _ = mm_malloc_trim() }
+
     /// Acknowledges what the peer sent so far now, not after the delayed-ACK timer.
     static func acknowledgeNow(_ fd: Int32) { setTCPOption(fd, TCP_QUICKACK, 1) }
 
