@@ -87,6 +87,10 @@ let package = Package(
         .target(name: "MoonmockServer", dependencies: [
             "MoonmockCore", "MoonmockScript", "MoonmockProxy", "MoonmockImport", "MoonmockCodings", "COpenSSL",
             .target(name: "CLinuxIO", condition: linuxOnly),
+        ], resources: [
+            // The dashboard's page as files, embedded in the binary (Dashboard.swift assembles it).
+            .embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.css"), .embedInCode("Dashboard/core.js"),
+            .embedInCode("Dashboard/requests.js"), .embedInCode("Dashboard/inspector.js"), .embedInCode("Dashboard/panels.js"),
         ]),
         // libcurl for mock.proxy's upstream requests (a C function per request: curl_easy_setopt is variadic).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),

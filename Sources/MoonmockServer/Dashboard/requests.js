@@ -1,7 +1,3 @@
-extension Dashboard {
-    /// The request list and its filters. The list draws only the rows in view (plus a margin),
-    /// so a 10,000-entry journal costs what 60 rows cost; new entries are batched per frame.
-    static let requests = #"""
 const ROW = 26, MARGIN = 12, KEEP = 20000;
 const statusClass = e => e.fault ? 'fault' : e.status >= 500 ? 's5' : e.status >= 400 ? 's4' : e.status >= 300 ? 's3' : e.status >= 200 ? 's2' : 'fault';
 const statusText = e => statusClass(e) === 'fault' ? (e.fault || 'fault') : String(e.status);
@@ -146,5 +142,3 @@ function togglePause() {
 $('pause').addEventListener('click', togglePause);
 $('clear').addEventListener('click', act(async () => { await call('DELETE', 'requests'); setEntries([], false); }));
 
-"""# + inspector
-}

@@ -1,8 +1,3 @@
-extension Dashboard {
-    /// The request inspector: the request and the answer whole (JSON pretty-printed, bytes as
-    /// hex), the rule with its `file:line`, delay, fault, stream, log lines, the handler's error,
-    /// the near-misses of an unmatched request, and the two copy buttons.
-    static let inspector = #"""
 function select(id) {
   M.selected = id;
   for (const row of document.querySelectorAll('.row')) row.setAttribute('aria-selected', String(Number(row.dataset.id) === id));
@@ -114,5 +109,3 @@ $('inspector').addEventListener('click', act(async ev => {
   toast(copied ? 'copied' : 'the clipboard is not available: the text is shown below the buttons');
 }));
 
-"""#
-}

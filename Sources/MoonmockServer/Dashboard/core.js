@@ -1,8 +1,3 @@
-extension Dashboard {
-    /// The script's core: calls to the admin API, signing in, following `GET /events` (polling
-    /// `requests?since=` only where the stream is unavailable), the script status and its
-    /// banner, tabs and keys. `window.moonmock` exposes the page's state and its render timings.
-    static let core = #"""
 const $ = id => document.getElementById(id);
 const esc = s => String(s).replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 class SignedOut extends Error {}
@@ -195,5 +190,3 @@ document.addEventListener('keydown', e => {
   else if (e.key === 'p') { togglePause(); e.preventDefault(); }
 });
 
-"""#
-}

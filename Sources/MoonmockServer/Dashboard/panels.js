@@ -1,8 +1,3 @@
-extension Dashboard {
-    /// The Rules view (hits, `file:line`, budgets, conditions, runtime rules with delete, the
-    /// add form), variants and stub endpoints with their switch ("none" where an endpoint may
-    /// have none), the Mock-Bundle, and the State view (edit, delete, flush).
-    static let panels = #"""
 async function loadRules() {
   const rules = await get('rules');
   M.rules = rules; M.ruleById = new Map(rules.map(r => [r.id, r]));
@@ -131,5 +126,3 @@ $('flush').addEventListener('click', act(async () => {
   await loadState();
 }));
 
-"""#
-}
