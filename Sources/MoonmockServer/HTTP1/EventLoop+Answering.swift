@@ -98,6 +98,8 @@ extension EventLoop {
                                 date: clock.now(), lines: statusLines, fields: fieldBytes, into: &c.pending)
             // (Appending from buffers: appending the arrays themselves retains and releases them.)
             if !head && !noBody { response.body.withUnsafeBufferPointer { c.pending.append(contentsOf: $0) } }
+            // Counted at once: the next large answer of this turn sees it (sent at the turn's end).
+            if response.body.count > Self.largeAnswer { account(c) }
             if !c.corked {
                 c.corked = true
                 corked.append(c)

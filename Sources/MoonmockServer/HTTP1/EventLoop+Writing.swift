@@ -29,7 +29,8 @@ extension EventLoop {
     /// Keeps the loop's count of unsent output (what ``send(_:_:head:http10:)`` bounds by
     /// `--max-pending-output`) in step with `c`'s; a large buffer let go is given back to the system.
     func account(_ c: Connection) {
-        let now = c.closed ? 0 : c.pending.count
+        // The buffer's capacity, not its count: what is sent stays allocated until the buffer goes.
+        let now = c.closed || c.pending.isEmpty ? 0 : c.pending.capacity
         guard now != c.counted else { return }
         unsentOutput += now - c.counted
         c.counted = now
