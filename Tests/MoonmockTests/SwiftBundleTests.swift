@@ -44,6 +44,10 @@ struct SwiftBundleTests {
         #expect(handled.contains("no entry in the Mock-Bundle"))
         try moonmock.setMockBundle(nil)
         #expect(moonmock.mockBundleDirectory == nil)
+        // No bundle while handling all: every request is a 501, as MockingBird answers it.
+        let (none, noneResponse) = try await session.fetch("https://api.example.test/which")
+        #expect(noneResponse.statusCode == 501 && none.contains("(none)"), "\(none)")
+        moonmock.bundleHandlesAllRequests = false
         #expect(try await session.fetch("https://api.example.test/which").0.contains("no rule"))
         #expect(throws: (any Error).self) { try moonmock.setMockBundle(root.appendingPathComponent("missing")) }
     }
