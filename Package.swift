@@ -49,6 +49,8 @@ let package = Package(
         .library(name: "MoonmockMutantInjector", targets: ["MoonmockMutantInjector"]),
         .library(name: "MoonmockMockingBird", targets: ["MoonmockMockingBird"]),
         .library(name: "MoonmockStubber", targets: ["MoonmockStubber"]),
+        // The server's admin API from Swift (XCUITest drives the app in another process): Foundation only.
+        .library(name: "MoonmockClient", targets: ["MoonmockClient"]),
     ],
     targets: [
         lua,
@@ -74,6 +76,7 @@ let package = Package(
         // CJSONSkim too: CLua's json.h includes it, so a module importing CLua needs its module map.
         .target(name: "LuaBridge", dependencies: ["CLua", "CWatchdog", "CJSONSkim"]),
         .target(name: "MoonmockCore", dependencies: ["CJSONSkim"]),
+        .target(name: "MoonmockClient"),
         .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
         // The library's closure fits iOS: libcurl (mock.proxy's insecure upstreams) and Brotli/zstd
         // on Linux only; Apple platforms use a URLSession and the Compression framework.
@@ -135,6 +138,7 @@ let package = Package(
         .testTarget(name: "MoonmockStubberTests", dependencies: ["MoonmockStubber", "MoonmockTestSupport"],
                     resources: [.copy("Stubs")]),
         .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript", "MoonmockProxy", "LuaBridge", "COpenSSL", "MoonmockTestSupport", "MoonmockProcessSupport"]),
+        .testTarget(name: "MoonmockClientTests", dependencies: ["MoonmockClient", "MoonmockServer", "MoonmockCore", "MoonmockScript"]),
         .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock", "MoonmockFuzz", "MoonmockTestSupport", "MoonmockProcessSupport"]),
         .testTarget(name: "MoonmockImportTests", dependencies: ["MoonmockImport", "MoonmockCore", "MoonmockScript"]),
         // The same requests through both front doors: in-process and over a socket.
