@@ -94,6 +94,8 @@ let package = Package(
             // The dashboard's page as files, embedded in the binary (Dashboard.swift assembles it).
             .embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.css"), .embedInCode("Dashboard/core.js"),
             .embedInCode("Dashboard/requests.js"), .embedInCode("Dashboard/inspector.js"), .embedInCode("Dashboard/panels.js"),
+            // docs/language.md (a link to it), the MCP server's language resource.
+            .embedInCode("MCP/language.md"),
         ]),
         // libcurl for mock.proxy's upstream requests (a C function per request: curl_easy_setopt is variadic).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),

@@ -93,5 +93,14 @@ extension AdminAPI {
         AdminRoute("POST", "/recordings/start") { api, c in api.startRecording(c.request, c.server) },
         AdminRoute("POST", "/recordings/snapshot") { api, c in api.snapshotRecording(c.server, stop: false) },
         AdminRoute("POST", "/recordings/stop") { api, c in api.snapshotRecording(c.server, stop: true) },
+        AdminRoute("GET", "/script") { api, c in api.scriptText(c.server) },
+        AdminRoute("POST", "/mcp") { api, c in api.mcp(c.request, c.server) },
+        AdminRoute("GET", "/mcp") { _, _ in
+            // No server-initiated stream: every answer comes with its request (MCP allows 405 here).
+            var r = MockResponse(status: 405)
+            r.headers["Allow"] = "POST"
+            return r
+        },
+        AdminRoute("DELETE", "/mcp") { _, _ in MockResponse(status: 204) },
     ]
 }

@@ -30,6 +30,10 @@ public struct ServerConfiguration: Sendable {
     /// The most answer bytes the server holds for clients that have not read them, shared by the
     /// event loops; a large answer that would pass it gets `503` with `Retry-After: 1`.
     public var maxPendingOutput: Int = 256 << 20
+    /// The script file served (`GET /__moonmock/script`, the MCP resource `moonmock://script`).
+    public var scriptPath: String?
+    /// MCP's streamable HTTP transport at `/__moonmock/mcp` (`moonmock serve --mcp`).
+    public var mcp = false
     /// WebSocket handshakes may agree permessage-deflate (RFC 7692); `--ws-deflate off` refuses it.
     public var webSocketDeflate = true
     /// `Authorization: Bearer TOKEN` required for `/__moonmock/` when set (the dashboard signs in

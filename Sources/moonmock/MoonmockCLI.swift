@@ -5,7 +5,7 @@ import MoonmockScript
 
 /// The `moonmock` command line. Exit codes: 0 success, 1 script error, 64 usage error.
 enum MoonmockCLI {
-    static let version = "0.1.0"
+    static let version = MoonmockVersion.current
 
     static let usage = """
     usage: moonmock <command> [options]
@@ -19,6 +19,7 @@ enum MoonmockCLI {
       request SCRIPT METHOD URL          run one request through a script, print it like curl -i
       record --upstream URL              proxy to a real API and write what it answered as a mocks.lua
       convert har|bundle|stubs ...       a mocks.lua from a HAR file, a Mock-Bundle or a stubs folder
+      mcp --url URL                      MCP over stdio for coding agents, driving a running server
       help [COMMAND]                     show help
 
     options:
@@ -77,6 +78,8 @@ enum MoonmockCLI {
                              takes changes from a page at ORIGIN
       --cors-credentials     with --cors or --cors-origin: let pages send cookies and
                              Authorization (Access-Control-Allow-Credentials: true)
+      --mcp                  also answer MCP (the Model Context Protocol) for coding
+                             agents at /__moonmock/mcp (streamable HTTP)
       --max-body BYTES       larger request bodies get 413 (default 16777216); also the
                              largest WebSocket message, inflated
       --ws-deflate on|off    WebSocket permessage-deflate, when the client offers it
@@ -178,6 +181,7 @@ enum MoonmockCLI {
         ("serve", serveUsage, Serve.run), ("check", checkUsage, Check.run), ("test", Test.usage, Test.run),
         ("request", requestUsage, Request.run), ("init", Init.usage, Init.run), ("types", Init.typesUsage, Init.types),
         ("convert", convertUsage, Convert.run), ("record", Record.usage, Record.run),
+        ("mcp", MCPCommand.usage, MCPCommand.run),
     ]
     static let commands = table.map(\.name) + ["help", "version"]
 

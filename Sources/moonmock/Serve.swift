@@ -114,6 +114,7 @@ enum Serve {
                 case "--rules": rulesFiles.append(try args.value(arg))
                 case "--cors": corsOrigins = corsOrigins ?? []
                 case "--cors-credentials": corsCredentials = true
+                case "--mcp": configuration.mcp = true
                 case "--ws-deflate":
                     let v = try args.value(arg)
                     guard v == "on" || v == "off" else { throw UsageError("--ws-deflate takes on or off, got '\(v)'") }
@@ -179,6 +180,7 @@ enum Serve {
         }
 
         let file = script ?? "mocks.lua"
+        if bundle == nil { configuration.scriptPath = URL(fileURLWithPath: file).standardizedFileURL.path }
         let feed = EventFeed()
         let shared: RedisStore?
         do {

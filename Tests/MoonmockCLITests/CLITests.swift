@@ -18,6 +18,7 @@ struct CLITests {
       request SCRIPT METHOD URL          run one request through a script, print it like curl -i
       record --upstream URL              proxy to a real API and write what it answered as a mocks.lua
       convert har|bundle|stubs ...       a mocks.lua from a HAR file, a Mock-Bundle or a stubs folder
+      mcp --url URL                      MCP over stdio for coding agents, driving a running server
       help [COMMAND]                     show help
 
     options:
@@ -85,6 +86,8 @@ struct CLITests {
                              takes changes from a page at ORIGIN
       --cors-credentials     with --cors or --cors-origin: let pages send cookies and
                              Authorization (Access-Control-Allow-Credentials: true)
+      --mcp                  also answer MCP (the Model Context Protocol) for coding
+                             agents at /__moonmock/mcp (streamable HTTP)
       --max-body BYTES       larger request bodies get 413 (default 16777216); also the
                              largest WebSocket message, inflated
       --ws-deflate on|off    WebSocket permessage-deflate, when the client offers it
