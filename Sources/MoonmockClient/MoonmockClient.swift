@@ -20,10 +20,12 @@ public struct MoonmockClient: Sendable {
     public let token: String?
     private let session: URLSession
 
-    public init(url: URL, token: String? = nil, session: URLSession = .shared) {
+    /// `session`: by default one of its own (`.ephemeral`), so that a process that routes
+    /// `URLSession.shared` to mocks still reaches the real server.
+    public init(url: URL, token: String? = nil, session: URLSession? = nil) {
         self.url = url
         self.token = token
-        self.session = session
+        self.session = session ?? URLSession(configuration: .ephemeral)
     }
 
     // MARK: rules

@@ -95,12 +95,7 @@ extension AdminAPI {
         AdminRoute("POST", "/recordings/stop") { api, c in api.snapshotRecording(c.server, stop: true) },
         AdminRoute("GET", "/script") { api, c in api.scriptText(c.server) },
         AdminRoute("POST", "/mcp") { api, c in api.mcp(c.request, c.server) },
-        AdminRoute("GET", "/mcp") { _, _ in
-            // No server-initiated stream: every answer comes with its request (MCP allows 405 here).
-            var r = MockResponse(status: 405)
-            r.headers["Allow"] = "POST"
-            return r
-        },
+        // No GET /mcp: every answer comes with its request, and the 405 a GET gets is what MCP allows.
         AdminRoute("DELETE", "/mcp") { _, _ in MockResponse(status: 204) },
     ]
 }

@@ -34,8 +34,11 @@ struct MoonmockClientTests {
         try await body(MoonmockClient(url: URL(string: server.baseURL)!), server.baseURL)
     }
 
+    /// Not `URLSession.shared`: other suites in this process route it to in-process mocks.
+    static let session = URLSession(configuration: .ephemeral)
+
     static func get(_ url: String) async throws -> (Int, String) {
-        let (data, response) = try await URLSession.shared.data(from: URL(string: url)!)
+        let (data, response) = try await session.data(from: URL(string: url)!)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
     }
 
