@@ -77,6 +77,8 @@ let package = Package(
         .target(name: "LuaBridge", dependencies: ["CLua", "CWatchdog", "CJSONSkim"]),
         .target(name: "MoonmockCore", dependencies: ["CJSONSkim"]),
         .target(name: "MoonmockClient"),
+        // JSON Schema (drafts 2020-12, 2019-09, 7, 6, 4, OpenAPI 3.0's dialect), written here, no I/O.
+        .target(name: "MoonmockSchema", dependencies: ["MoonmockCore"]),
         .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
         // The library's closure fits iOS: libcurl (mock.proxy's insecure upstreams) and Brotli/zstd
         // on Linux only; Apple platforms use a URLSession and the Compression framework.
@@ -140,6 +142,7 @@ let package = Package(
         .testTarget(name: "MoonmockStubberTests", dependencies: ["MoonmockStubber", "MoonmockTestSupport"],
                     resources: [.copy("Stubs")]),
         .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript", "MoonmockProxy", "LuaBridge", "COpenSSL", "MoonmockTestSupport", "MoonmockProcessSupport"]),
+        .testTarget(name: "MoonmockSchemaTests", dependencies: ["MoonmockSchema", "MoonmockCore"]),
         .testTarget(name: "MoonmockClientTests", dependencies: ["MoonmockClient", "MoonmockServer", "MoonmockCore", "MoonmockScript"]),
         .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock", "MoonmockFuzz", "MoonmockTestSupport", "MoonmockProcessSupport"]),
         .testTarget(name: "MoonmockImportTests", dependencies: ["MoonmockImport", "MoonmockCore", "MoonmockScript"]),

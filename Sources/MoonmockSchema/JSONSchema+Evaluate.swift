@@ -1,0 +1,186 @@
+import Foundation
+import MoonmockCore
+
+/// What evaluating a schema against an instance found: its errors, and (for
+/// `unevaluatedProperties`/`unevaluatedItems`) what it evaluated when it held.
+struct Outcome {
+    var errors: [JSONSchema.ValidationError] = []
+    var properties: Set<String> = []
+    var items = 0
+    var allItems = false
+    var itemIndices: Set<Int> = []
+    var valid: Bool { errors.isEmpty }
+
+    /// Takes a passing subschema's annotations.
+    mutating func absorb(_ other: Outcome) {
+        guard other.valid else { return }
+        properties.formUnion(other.properties)
+        items = max(items, other.items)
+        allItems = allItems || other.allItems
+        itemIndices.formUnion(other.itemIndices)
+    }
+}
+
+struct Context {
+    let schema: JSONSchema
+    let direction: JSONSchema.Direction
+    /// The resources entered, outermost first (for `$dynamicRef` and `$recursiveRef`).
+    var scope: [String] = []
+    var depth = 0
+}
+
+extension JSONSchema {
+    func fail(_ o: inout Outcome, _ instancePath: String, _ schemaPath: String, _ message: String) {
+        o.errors.append(ValidationError(instancePath: instancePath, schemaPath: schemaPath, message: message))
+    }
+
+    /// `resolved`: `base` is already this schema's own URI (a `$ref` found it by its `$id`), so its
+    /// `$id` is not applied again.
+    func evaluate(_ schema: JSONValue, _ instance: JSONValue, base: String, instancePath: String, schemaPath: String,
+                  _ ctx: inout Context, resolved: Bool = false) -> Outcome {
+        var out = Outcome()
+        switch schema {
+        case .bool(true): return out
+        case .bool(false):
+            fail(&out, instancePath, schemaPath, "no value is allowed here")
+            return out
+        case .object: break
+        default: return out
+        }
+        guard case .object(let o) = schema else { return out }
+        guard ctx.depth < 200 else {
+            fail(&out, instancePath, schemaPath, "the schema refers to itself without end")
+            return out
+        }
+        ctx.depth += 1
+        defer { ctx.depth -= 1 }
+        var base = base
+        if !resolved, let id = o[draft.idKeyword]?.stringValue, !(draft.refAlone && o["$ref"] != nil), !(id.hasPrefix("#") && !draft.modern) {
+            base = URIs.resolve(URIs.stripFragment(id), against: base)
+        }
+        let pushed = ctx.scope.last != URIs.stripFragment(base)
+        if pushed { ctx.scope.append(URIs.stripFragment(base)) }
+        defer { if pushed { ctx.scope.removeLast() } }
+
+        if draft == .openAPI30 && o["nullable"] == .bool(true) && instance == .null { return out }
+        if draft == .openAPI30, case .object(let members) = instance {
+            // readOnly properties are not sent in requests, writeOnly ones not in responses.
+            for (name, sub) in o["properties"]?.objectMembers ?? [:] where members[name] != nil {
+                if ctx.direction == .request && sub["readOnly"] == .bool(true) {
+                    fail(&out, instancePath + "/" + URIs.escape(name), schemaPath + "/properties/" + URIs.escape(name), "\(name) is read-only: not in a request")
+                }
+                if ctx.direction == .response && sub["writeOnly"] == .bool(true) {
+                    fail(&out, instancePath + "/" + URIs.escape(name), schemaPath + "/properties/" + URIs.escape(name), "\(name) is write-only: not in a response")
+                }
+            }
+        }
+
+        if let ref = o["$ref"]?.stringValue {
+            let r = followRef(ref, base: base, instance: instance, instancePath: instancePath, schemaPath: schemaPath + "/$ref", &ctx)
+            out.errors += r.errors
+            out.absorb(r)
+            if draft.refAlone { return out }
+        }
+        if draft == .draft2020_12, let ref = o["$dynamicRef"]?.stringValue {
+            let r = followRef(ref, base: base, instance: instance, instancePath: instancePath, schemaPath: schemaPath + "/$dynamicRef", &ctx, dynamic: true)
+            out.errors += r.errors
+            out.absorb(r)
+        }
+        if draft == .draft2019_09, let ref = o["$recursiveRef"]?.stringValue {
+            let r = followRef(ref, base: base, instance: instance, instancePath: instancePath, schemaPath: schemaPath + "/$recursiveRef", &ctx, recursive: true)
+            out.errors += r.errors
+            out.absorb(r)
+        }
+
+        assertions(o, instance, instancePath: instancePath, schemaPath: schemaPath, direction: ctx.direction, &out)
+        applicators(o, instance, base: base, instancePath: instancePath, schemaPath: schemaPath, &out, &ctx)
+        if draft.modern { unevaluated(o, instance, base: base, instancePath: instancePath, schemaPath: schemaPath, &out, &ctx) }
+        return out
+    }
+
+    /// A `$ref` (or `$dynamicRef`, `$recursiveRef`) followed: the schema it names, against the instance.
+    func followRef(_ ref: String, base: String, instance: JSONValue, instancePath: String, schemaPath: String, _ ctx: inout Context,
+                   dynamic: Bool = false, recursive: Bool = false) -> Outcome {
+        var target = URIs.resolve(ref, against: base)
+        guard let found = lookupResource(target) else {
+            var out = Outcome()
+            fail(&out, instancePath, schemaPath, "cannot resolve $ref \(ref) (as \(target))")
+            return out
+        }
+        var (resolved, byID) = (found.0, found.1)
+        let pointerBase = found.2
+        if dynamic, let anchor = URIs.fragment(ref), !anchor.isEmpty, !anchor.hasPrefix("/"), resolved["$dynamicAnchor"]?.stringValue == anchor {
+            for resource in ctx.scope where dynamicAnchors[resource]?.contains(anchor) == true {
+                if let found = lookup(resource + "#" + anchor) { resolved = found; target = resource + "#" + anchor; byID = true }
+                break
+            }
+        }
+        if recursive, resolved["$recursiveAnchor"] == .bool(true) {
+            for resource in ctx.scope where recursiveAnchors.contains(resource) {
+                if let found = lookup(resource) { resolved = found; target = resource; byID = true }
+                break
+            }
+        }
+        // A schema found by its $id (or an anchor in it) is at its own URI; one found by a pointer
+        // has the document's, and its own $id applies on top.
+        let targetBase = byID ? (resourceBase[target] ?? URIs.stripFragment(target)) : pointerBase
+        return evaluate(resolved, instance, base: targetBase, instancePath: instancePath, schemaPath: schemaPath, &ctx, resolved: byID)
+    }
+
+    /// ``lookup(_:)``, whether the schema was found as a resource or anchor (not by a pointer), and
+    /// for a pointer the base URI where it leads (the `$id`s it passes through applied).
+    func lookupResource(_ uri: String) -> (JSONValue, Bool, String)? {
+        guard let found = lookup(uri) else { return nil }
+        let fragment = URIs.fragment(uri) ?? ""
+        guard fragment.hasPrefix("/") || fragment.hasPrefix("%2F") else { return (found, true, URIs.stripFragment(uri)) }
+        var base = URIs.stripFragment(uri)
+        guard let document = lookup(base) else { return (found, false, base) }
+        var current = document
+        let tokens = (fragment.removingPercentEncoding ?? fragment).dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        for raw in tokens.dropLast() {
+            let token = raw.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            guard let next = current[token] ?? Int(token).flatMap({ current[$0] }) else { break }
+            current = next
+            if let id = current[draft.idKeyword]?.stringValue, !(draft.refAlone && current["$ref"] != nil), !(id.hasPrefix("#") && !draft.modern) {
+                base = URIs.resolve(URIs.stripFragment(id), against: base)
+            }
+        }
+        return (found, false, base)
+    }
+
+    /// The schema at an absolute URI: a resource, an anchor, or a JSON pointer into a resource.
+    func lookup(_ uri: String) -> JSONValue? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let found = resources[uri] { return found }
+        let document = URIs.stripFragment(uri)
+        let fragment = URIs.fragment(uri) ?? ""
+        if fragment.isEmpty, let found = resources[document] { return found }
+        if resources[document] == nil, let loader, let fetched = loader(document) {
+            lock.unlock()
+            let sub = JSONSchema(fetched, draft: fetched["$schema"]?.stringValue.flatMap(Draft.init(metaSchema:)) ?? draft, baseURI: document,
+                                 assertFormats: assertFormats, loader: nil)
+            lock.lock()
+            for (key, value) in sub.resources where resources[key] == nil { resources[key] = value }
+            for (key, value) in sub.dynamicAnchors { dynamicAnchors[key, default: []].formUnion(value) }
+            recursiveAnchors.formUnion(sub.recursiveAnchors)
+            if resources[document] == nil { resources[document] = fetched }
+            if let found = resources[uri] { return found }
+        }
+        guard let resource = resources[document] else { return nil }
+        if fragment.isEmpty { return resource }
+        if fragment.hasPrefix("/") || fragment.hasPrefix("%2F") { return URIs.pointer(fragment, in: resource) }
+        return nil
+    }
+}
+
+extension JSONValue {
+    var objectMembers: [String: JSONValue]? {
+        if case .object(let o) = self { return o }
+        return nil
+    }
+    var arrayItems: [JSONValue]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
+}
