@@ -117,10 +117,10 @@ let package = Package(
         .target(name: "MoonmockMockingBird", dependencies: ["Moonmock", "MoonmockCore"]),
         .target(name: "MoonmockStubber", dependencies: ["Moonmock", "MoonmockCore"]),
         .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis",
-                                                          "MoonmockProxy"]),
+                                                          "MoonmockProxy", "MoonmockSchema"]),
         // Fuzz targets (scripts/fuzz runs them under libFuzzer; the test suite replays their corpora).
-        .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis", "LuaBridge", "CLua"]),
-        .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript"]),
+        .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis", "MoonmockSchema", "LuaBridge", "CLua"]),
+        .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockSchema"]),
         // Test support the library tests share (portable: a loopback server, session helpers).
         .target(name: "MoonmockTestSupport", path: "Tests/MoonmockTestSupport"),
         // Server and CLI tests only: Subprocess, a posix_spawn child in Process's shape

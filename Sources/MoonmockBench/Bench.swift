@@ -12,8 +12,9 @@ enum Bench {
         case "inprocess": return await InProcessBench.run(Array(arguments.dropFirst()))
         case "parallel": return ParallelBench.run(Array(arguments.dropFirst()))
         case "rule": return RuleBench.run(Array(arguments.dropFirst()))
+        case "schema": return SchemaBench.run(Array(arguments.dropFirst()))
         default:
-            FileHandle.standardError.write(Data("usage: MoonmockBench engine|cold|inprocess|parallel|rule [options]\n".utf8))
+            FileHandle.standardError.write(Data("usage: MoonmockBench engine|cold|inprocess|parallel|rule|schema [options]\n".utf8))
             return 64
         }
     }

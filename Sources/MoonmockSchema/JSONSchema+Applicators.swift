@@ -4,10 +4,33 @@ import MoonmockCore
 extension JSONSchema {
     /// The keywords that apply subschemas: allOf/anyOf/oneOf/not, if/then/else, properties and
     /// their kin, items and their kin, contains, dependencies.
-    func applicators(_ o: [String: JSONValue], _ instance: JSONValue, base: String, instancePath: String, schemaPath: String,
-                     _ out: inout Outcome, _ ctx: inout Context) {
+    func applicators(_ o: [String: JSONValue], _ mask: KeywordMask, _ instance: JSONValue, base: String, instancePath: String,
+                     schemaPath: String, _ out: inout Outcome, _ ctx: inout Context) {
         func sub(_ schema: JSONValue, _ at: String, _ path: String, _ value: JSONValue? = nil) -> Outcome {
             evaluate(schema, value ?? instance, base: base, instancePath: at, schemaPath: schemaPath + path, &ctx)
+        }
+        if mask.contains(.logic) { logic(o, instance, base: base, instancePath: instancePath, schemaPath: schemaPath, &out, &ctx) }
+        if mask.contains(.condition), draft != .draft4 && draft != .draft6, let condition = o["if"] {
+            let r = sub(condition, instancePath, "/if")
+            if r.valid {
+                out.absorb(r)
+                if let then = o["then"] { let t = sub(then, instancePath, "/then"); out.errors += t.errors; out.absorb(t) }
+            } else if let otherwise = o["else"] {
+                let e = sub(otherwise, instancePath, "/else"); out.errors += e.errors; out.absorb(e)
+            }
+        }
+        if mask.contains(.properties) || mask.contains(.dependencies), case .object(let members) = instance {
+            objectApplicators(o, members, base: base, instancePath: instancePath, schemaPath: schemaPath, &out, &ctx)
+        }
+        if mask.contains(.items) || mask.contains(.contains), case .array(let items) = instance {
+            arrayApplicators(o, items, base: base, instancePath: instancePath, schemaPath: schemaPath, &out, &ctx)
+        }
+    }
+
+    private func logic(_ o: [String: JSONValue], _ instance: JSONValue, base: String, instancePath: String, schemaPath: String,
+                       _ out: inout Outcome, _ ctx: inout Context) {
+        func sub(_ schema: JSONValue, _ at: String, _ path: String) -> Outcome {
+            evaluate(schema, instance, base: base, instancePath: at, schemaPath: schemaPath + path, &ctx)
         }
         if let all = o["allOf"]?.arrayItems {
             for (i, s) in all.enumerated() {
@@ -47,17 +70,6 @@ extension JSONSchema {
                 fail(&out, instancePath, schemaPath + "/not", "must not match the schema in not")
             }
         }
-        if draft != .draft4 && draft != .draft6, let condition = o["if"] {
-            let r = sub(condition, instancePath, "/if")
-            if r.valid {
-                out.absorb(r)
-                if let then = o["then"] { let t = sub(then, instancePath, "/then"); out.errors += t.errors; out.absorb(t) }
-            } else if let otherwise = o["else"] {
-                let e = sub(otherwise, instancePath, "/else"); out.errors += e.errors; out.absorb(e)
-            }
-        }
-        if case .object(let members) = instance { objectApplicators(o, members, base: base, instancePath: instancePath, schemaPath: schemaPath, &out, &ctx) }
-        if case .array(let items) = instance { arrayApplicators(o, items, base: base, instancePath: instancePath, schemaPath: schemaPath, &out, &ctx) }
     }
 
     private func objectApplicators(_ o: [String: JSONValue], _ members: [String: JSONValue], base: String, instancePath: String,
@@ -66,11 +78,11 @@ extension JSONSchema {
         if case .object(let properties)? = o["properties"] {
             for (name, schema) in properties {
                 guard let value = members[name] else { continue }
-                matched.insert(name)
-                let r = evaluate(schema, value, base: base, instancePath: instancePath + "/" + URIs.escape(name),
-                                 schemaPath: schemaPath + "/properties/" + URIs.escape(name), &ctx)
+                if o["additionalProperties"] != nil { matched.insert(name) }
+                let r = evaluate(schema, value, base: base, instancePath: ctx.join(instancePath, URIs.escape(name)),
+                                 schemaPath: ctx.paths ? schemaPath + "/properties/" + URIs.escape(name) : schemaPath, &ctx)
                 out.errors += r.errors
-                if r.valid { out.properties.insert(name) }
+                if r.valid && ctx.annotations { out.properties.insert(name) }
             }
         }
         if case .object(let patterns)? = o["patternProperties"] {
@@ -133,7 +145,8 @@ extension JSONSchema {
             guard start < items.count else { return }
             var allValid = true
             for i in start..<items.count {
-                let r = evaluate(schema, items[i], base: base, instancePath: instancePath + "/\(i)", schemaPath: schemaPath + path, &ctx)
+                let r = evaluate(schema, items[i], base: base, instancePath: ctx.join(instancePath, String(i)),
+                                 schemaPath: ctx.paths ? schemaPath + path : schemaPath, &ctx)
                 out.errors += r.errors
                 allValid = allValid && r.valid
             }

@@ -27,6 +27,15 @@ struct Context {
     /// The resources entered, outermost first (for `$dynamicRef` and `$recursiveRef`).
     var scope: [String] = []
     var depth = 0
+    /// Build instance and schema paths (the second pass, once the first found an error).
+    var paths = true
+    /// Collect what subschemas evaluated (only a schema with `unevaluated*` needs it).
+    var annotations = true
+
+    /// `path/component`, or nothing while paths are not built.
+    func join(_ path: String, _ component: @autoclosure () -> String) -> String {
+        paths ? path + "/" + component() : path
+    }
 }
 
 extension JSONSchema {
@@ -54,15 +63,21 @@ extension JSONSchema {
         }
         ctx.depth += 1
         defer { ctx.depth -= 1 }
+        let mask = KeywordMask(keys: o.keys)
         var base = base
-        if !resolved, let id = o[draft.idKeyword]?.stringValue, !(draft.refAlone && o["$ref"] != nil), !(id.hasPrefix("#") && !draft.modern) {
+        var pushed = false
+        if !resolved, mask.contains(.id), let id = o[draft.idKeyword]?.stringValue, !(draft.refAlone && o["$ref"] != nil), !(id.hasPrefix("#") && !draft.modern) {
             base = URIs.resolve(URIs.stripFragment(id), against: base)
         }
-        let pushed = ctx.scope.last != URIs.stripFragment(base)
-        if pushed { ctx.scope.append(URIs.stripFragment(base)) }
+        // A resource boundary (an $id, or a $ref's target in another resource) enters the dynamic
+        // scope. The base is almost always the last scope entry already: one string compare.
+        if ctx.scope.last != base {
+            let resource = URIs.stripFragment(base)
+            if ctx.scope.last != resource { ctx.scope.append(resource); pushed = true }
+        }
         defer { if pushed { ctx.scope.removeLast() } }
 
-        if draft == .openAPI30 && o["nullable"] == .bool(true) && instance == .null { return out }
+        if draft == .openAPI30 && mask.contains(.openAPI) && o["nullable"] == .bool(true) && instance == .null { return out }
         if draft == .openAPI30, case .object(let members) = instance {
             // readOnly properties are not sent in requests, writeOnly ones not in responses.
             for (name, sub) in o["properties"]?.objectMembers ?? [:] where members[name] != nil {
@@ -75,26 +90,26 @@ extension JSONSchema {
             }
         }
 
-        if let ref = o["$ref"]?.stringValue {
+        if mask.contains(.ref), let ref = o["$ref"]?.stringValue {
             let r = followRef(ref, base: base, instance: instance, instancePath: instancePath, schemaPath: schemaPath + "/$ref", &ctx)
             out.errors += r.errors
             out.absorb(r)
             if draft.refAlone { return out }
         }
-        if draft == .draft2020_12, let ref = o["$dynamicRef"]?.stringValue {
+        if mask.contains(.dynamic), draft == .draft2020_12, let ref = o["$dynamicRef"]?.stringValue {
             let r = followRef(ref, base: base, instance: instance, instancePath: instancePath, schemaPath: schemaPath + "/$dynamicRef", &ctx, dynamic: true)
             out.errors += r.errors
             out.absorb(r)
         }
-        if draft == .draft2019_09, let ref = o["$recursiveRef"]?.stringValue {
+        if mask.contains(.dynamic), draft == .draft2019_09, let ref = o["$recursiveRef"]?.stringValue {
             let r = followRef(ref, base: base, instance: instance, instancePath: instancePath, schemaPath: schemaPath + "/$recursiveRef", &ctx, recursive: true)
             out.errors += r.errors
             out.absorb(r)
         }
 
-        assertions(o, instance, instancePath: instancePath, schemaPath: schemaPath, direction: ctx.direction, &out)
-        applicators(o, instance, base: base, instancePath: instancePath, schemaPath: schemaPath, &out, &ctx)
-        if draft.modern { unevaluated(o, instance, base: base, instancePath: instancePath, schemaPath: schemaPath, &out, &ctx) }
+        assertions(o, mask, instance, instancePath: instancePath, schemaPath: schemaPath, direction: ctx.direction, &out)
+        applicators(o, mask, instance, base: base, instancePath: instancePath, schemaPath: schemaPath, &out, &ctx)
+        if draft.modern && mask.contains(.unevaluated) { unevaluated(o, instance, base: base, instancePath: instancePath, schemaPath: schemaPath, &out, &ctx) }
         return out
     }
 
@@ -162,6 +177,7 @@ extension JSONSchema {
                                  assertFormats: assertFormats, loader: nil)
             lock.lock()
             for (key, value) in sub.resources where resources[key] == nil { resources[key] = value }
+            usesUnevaluated = usesUnevaluated || sub.usesUnevaluated
             for (key, value) in sub.dynamicAnchors { dynamicAnchors[key, default: []].formUnion(value) }
             recursiveAnchors.formUnion(sub.recursiveAnchors)
             if resources[document] == nil { resources[document] = fetched }

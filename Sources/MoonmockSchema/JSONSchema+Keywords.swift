@@ -3,21 +3,21 @@ import MoonmockCore
 
 extension JSONSchema {
     /// The keywords that look at the instance alone: type, enum, const, numbers, strings, sizes, required, format.
-    func assertions(_ o: [String: JSONValue], _ instance: JSONValue, instancePath: String, schemaPath: String, direction: Direction,
-                    _ out: inout Outcome) {
+    func assertions(_ o: [String: JSONValue], _ mask: KeywordMask, _ instance: JSONValue, instancePath: String, schemaPath: String,
+                    direction: Direction, _ out: inout Outcome) {
         func failHere(_ keyword: String, _ message: String) { fail(&out, instancePath, schemaPath + "/" + keyword, message) }
-        if let type = o["type"] {
+        if mask.contains(.type), let type = o["type"] {
             let names = type.arrayItems?.compactMap(\.stringValue) ?? type.stringValue.map { [$0] } ?? []
             if !names.isEmpty && !names.contains(where: { Self.hasType(instance, $0, draft: draft) }) {
                 failHere("type", "expected \(names.joined(separator: " or ")), got \(Self.typeName(instance))")
             }
         }
-        if let values = o["enum"]?.arrayItems, !values.contains(where: { jsonEqual($0, instance) }) {
+        if mask.contains(.enumeration), let values = o["enum"]?.arrayItems, !values.contains(where: { jsonEqual($0, instance) }) {
             failHere("enum", "not one of the allowed values")
         }
-        if let value = o["const"], draft != .draft4, !jsonEqual(value, instance) { failHere("const", "not the constant value") }
+        if mask.contains(.const), let value = o["const"], draft != .draft4, !jsonEqual(value, instance) { failHere("const", "not the constant value") }
 
-        if let x = number(instance) {
+        if mask.contains(.numbers), let x = number(instance) {
             let exclusiveFlags = draft == .draft4 || draft == .openAPI30
             if let max = o["maximum"].flatMap(number) {
                 let exclusive = exclusiveFlags && o["exclusiveMaximum"] == .bool(true)
@@ -33,25 +33,25 @@ extension JSONSchema {
                 failHere("multipleOf", "\(Self.show(instance)) is not a multiple of \(Self.show(o["multipleOf"]!))")
             }
         }
-        if case .string(let s) = instance {
-            let length = s.unicodeScalars.count
-            if let max = o["maxLength"].flatMap(number), Double(length) > max { failHere("maxLength", "longer than \(Int(max)) characters") }
-            if let min = o["minLength"].flatMap(number), Double(length) < min { failHere("minLength", "shorter than \(Int(min)) characters") }
-            if let pattern = o["pattern"]?.stringValue, let regex = Self.regex(pattern),
+        if mask.contains(.strings) || mask.contains(.format), case .string(let s) = instance {
+            let length = mask.contains(.strings) ? s.unicodeScalars.count : 0
+            if mask.contains(.strings), let max = o["maxLength"].flatMap(number), Double(length) > max { failHere("maxLength", "longer than \(Int(max)) characters") }
+            if mask.contains(.strings), let min = o["minLength"].flatMap(number), Double(length) < min { failHere("minLength", "shorter than \(Int(min)) characters") }
+            if mask.contains(.strings), let pattern = o["pattern"]?.stringValue, let regex = Self.regex(pattern),
                regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) == nil {
                 failHere("pattern", "does not match \(pattern)")
             }
-            if assertFormats, let format = o["format"]?.stringValue, let valid = JSONSchemaFormats.check(format, s), !valid {
+            if assertFormats, mask.contains(.format), let format = o["format"]?.stringValue, let valid = JSONSchemaFormats.check(format, s), !valid {
                 failHere("format", "not a valid \(format)")
             }
-            if let encoding = o["contentEncoding"]?.stringValue, assertFormats, encoding == "base64", Data(base64Encoded: s) == nil, draft == .openAPI30 {
+            if mask.contains(.strings), let encoding = o["contentEncoding"]?.stringValue, assertFormats, encoding == "base64", Data(base64Encoded: s) == nil, draft == .openAPI30 {
                 failHere("contentEncoding", "not base64")
             }
         }
-        if assertFormats, let format = o["format"]?.stringValue, draft == .openAPI30 || format == "int32" || format == "int64" {
+        if assertFormats, mask.contains(.format), let format = o["format"]?.stringValue, draft == .openAPI30 || format == "int32" || format == "int64" {
             if let x = number(instance), let valid = JSONSchemaFormats.checkNumber(format, x), !valid { failHere("format", "not a valid \(format)") }
         }
-        if case .array(let items) = instance {
+        if mask.contains(.arrays), case .array(let items) = instance {
             if let max = o["maxItems"].flatMap(number), Double(items.count) > max { failHere("maxItems", "more than \(Int(max)) items") }
             if let min = o["minItems"].flatMap(number), Double(items.count) < min { failHere("minItems", "fewer than \(Int(min)) items") }
             if o["uniqueItems"] == .bool(true) {
@@ -63,7 +63,7 @@ extension JSONSchema {
                 }
             }
         }
-        if case .object(let members) = instance {
+        if mask.contains(.objects), case .object(let members) = instance {
             if let max = o["maxProperties"].flatMap(number), Double(members.count) > max { failHere("maxProperties", "more than \(Int(max)) properties") }
             if let min = o["minProperties"].flatMap(number), Double(members.count) < min { failHere("minProperties", "fewer than \(Int(min)) properties") }
             for name in o["required"]?.arrayItems?.compactMap(\.stringValue) ?? [] where members[name] == nil {

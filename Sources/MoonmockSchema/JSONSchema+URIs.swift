@@ -4,7 +4,7 @@ import MoonmockCore
 /// URI references as `$id` and `$ref` use them (RFC 3986 resolution), and JSON pointers (RFC 6901).
 enum URIs {
     static func stripFragment(_ uri: String) -> String {
-        guard let hash = uri.firstIndex(of: "#") else { return uri }
+        guard let hash = uri.utf8.firstIndex(of: UInt8(ascii: "#")) else { return uri }
         return String(uri[..<hash])
     }
 
@@ -58,7 +58,8 @@ enum URIs {
 
     /// A JSON pointer token for `key` (`~0`, `~1`).
     static func escape(_ key: String) -> String {
-        key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return key }
+        return key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
     }
 }
 

@@ -58,6 +58,8 @@ public final class JSONSchema: @unchecked Sendable {   // immutable after init
     let loader: (@Sendable (String) -> JSONValue?)?
     var loaded: [String: JSONValue] = [:]
     let lock = NSLock()
+    /// Whether a schema here (or a document loaded later) has `unevaluatedProperties`/`unevaluatedItems`.
+    var usesUnevaluated = false
     /// Whether `format` asserts (it does for the formats known here).
     public let assertFormats: Bool
 
@@ -78,9 +80,18 @@ public final class JSONSchema: @unchecked Sendable {   // immutable after init
 
     /// Every error of `instance` (none when it is valid).
     public func validate(_ instance: JSONValue, direction: Direction = .none) -> [ValidationError] {
+        // A first pass without paths (most instances are valid); the errors' paths on a second.
+        var quick = Context(schema: self, direction: direction)
+        quick.scope.append(baseURI)
+        quick.paths = false
+        quick.annotations = usesUnevaluated
+        if evaluate(root, instance, base: baseURI, instancePath: "", schemaPath: "", &quick).valid { return [] }
         var context = Context(schema: self, direction: direction)
         context.scope.append(baseURI)
+        context.annotations = usesUnevaluated
+        // In instance order, then schema order: the same list every run (objects' members have no order).
         return evaluate(root, instance, base: baseURI, instancePath: "", schemaPath: "", &context).errors
+            .sorted { ($0.instancePath, $0.schemaPath, $0.message) < ($1.instancePath, $1.schemaPath, $1.message) }
     }
 
     public func isValid(_ instance: JSONValue, direction: Direction = .none) -> Bool { validate(instance, direction: direction).isEmpty }
@@ -88,6 +99,7 @@ public final class JSONSchema: @unchecked Sendable {   // immutable after init
     /// Records `schema`'s resources and anchors (and those of every subschema), `base` its URI.
     func index(_ schema: JSONValue, base: String) {
         guard case .object(let o) = schema else { return }
+        if o["unevaluatedProperties"] != nil || o["unevaluatedItems"] != nil { usesUnevaluated = true }
         var base = base
         if let id = o[draft.idKeyword]?.stringValue, !(draft.refAlone && o["$ref"] != nil) {
             if id.hasPrefix("#") && !draft.modern {

@@ -15,7 +15,13 @@ public enum JSONSchemaFormats {
             return date(String(s[..<t])) && time(String(s[s.index(after: t)...]))
         case "email": return email(s)
         case "uuid":
-            return s.utf8.count == 36 && s.range(of: #"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"#, options: .regularExpression) != nil
+            let bytes = Array(s.utf8)
+            guard bytes.count == 36 else { return false }
+            for (i, b) in bytes.enumerated() {
+                if i == 8 || i == 13 || i == 18 || i == 23 { if b != UInt8(ascii: "-") { return false } }
+                else if !((b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66)) { return false }
+            }
+            return true
         case "uri": return uri(s)
         case "ipv4": return ipv4(s)
         case "ipv6": return ipv6(s)
@@ -86,8 +92,13 @@ public enum JSONSchemaFormats {
                 if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { return false }
             }
         } else {
-            let atext = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+/=?^_`{|}~-.")
-            guard local.unicodeScalars.allSatisfy({ atext.contains($0) }), !local.hasPrefix("."), !local.hasSuffix("."), !local.contains("..") else { return false }
+            var previous: UInt8 = UInt8(ascii: ".")
+            for b in local.utf8 {
+                guard b < 0x80, Self.atextTable[Int(b)] else { return false }
+                if b == UInt8(ascii: ".") && previous == UInt8(ascii: ".") { return false }   // a leading dot, or two in a row
+                previous = b
+            }
+            if previous == UInt8(ascii: ".") { return false }
         }
         if domain.hasPrefix("[") && domain.hasSuffix("]") {
             let inner = domain.dropFirst().dropLast()
@@ -95,6 +106,12 @@ public enum JSONSchemaFormats {
         }
         return hostname(String(domain))
     }
+
+    /// RFC 5322's atext (and the dot), by ASCII code.
+    static let atextTable: [Bool] = (0..<128).map { code in
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+/=?^_`{|}~-.".utf8.contains(UInt8(code))
+    }
+    static let uriCharacters = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%")
 
     static func ipv4(_ s: String) -> Bool {
         let parts = s.split(separator: ".", omittingEmptySubsequences: false)
@@ -124,20 +141,31 @@ public enum JSONSchemaFormats {
     }
 
     static func hostname(_ s: String) -> Bool {
-        let name = s
-        guard !name.isEmpty, name.utf8.count <= 253 else { return false }
-        return name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
-            !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
-                && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
-                && !(label.count >= 4 && label.dropFirst(2).hasPrefix("--") && !label.lowercased().hasPrefix("xn--"))
+        // RFC 1123 labels of letters, digits and hyphens (not first or last), 63 bytes each, 253 in all.
+        var label = 0, total = 0
+        var previous: UInt8 = 0
+        for b in s.utf8 {
+            total += 1
+            if b == UInt8(ascii: ".") {
+                if label == 0 || previous == UInt8(ascii: "-") { return false }
+                label = 0
+                previous = b
+                continue
+            }
+            let alnum = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+            guard alnum || b == UInt8(ascii: "-") else { return false }
+            if label == 0 && b == UInt8(ascii: "-") { return false }
+            label += 1
+            if label > 63 { return false }
+            previous = b
         }
+        return label > 0 && previous != UInt8(ascii: "-") && total <= 253
     }
 
     static func uri(_ s: String) -> Bool {
         guard let colon = s.firstIndex(of: ":"), colon != s.startIndex, s.first!.isLetter,
               s[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) else { return false }
-        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%")
-        guard s.unicodeScalars.allSatisfy({ allowed.contains($0) }) else { return false }
+        guard s.unicodeScalars.allSatisfy({ Self.uriCharacters.contains($0) }) else { return false }
         var i = s.startIndex
         while let p = s[i...].firstIndex(of: "%") {   // every % starts an escape
             let hex = s[s.index(after: p)...].prefix(2)

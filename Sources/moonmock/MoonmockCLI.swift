@@ -20,6 +20,7 @@ enum MoonmockCLI {
       record --upstream URL              proxy to a real API and write what it answered as a mocks.lua
       convert har|bundle|stubs ...       a mocks.lua from a HAR file, a Mock-Bundle or a stubs folder
       mcp --url URL                      MCP over stdio for coding agents, driving a running server
+      validate SCHEMA [INSTANCE...]      JSON or YAML instances (or JSON lines) against a JSON Schema
       help [COMMAND]                     show help
 
     options:
@@ -181,7 +182,7 @@ enum MoonmockCLI {
         ("serve", serveUsage, Serve.run), ("check", checkUsage, Check.run), ("test", Test.usage, Test.run),
         ("request", requestUsage, Request.run), ("init", Init.usage, Init.run), ("types", Init.typesUsage, Init.types),
         ("convert", convertUsage, Convert.run), ("record", Record.usage, Record.run),
-        ("mcp", MCPCommand.usage, MCPCommand.run),
+        ("mcp", MCPCommand.usage, MCPCommand.run), ("validate", Validate.usage, Validate.run),
     ]
     static let commands = table.map(\.name) + ["help", "version"]
 

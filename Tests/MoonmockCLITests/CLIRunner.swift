@@ -26,7 +26,7 @@ struct CLIRunner {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL
 
     /// Runs `moonmock arguments...` in `directory`, killing it after `timeout` seconds.
-    static func run(_ arguments: [String], in directory: URL = packageRoot, timeout: TimeInterval = 30) throws -> Result {
+    static func run(_ arguments: [String], in directory: URL = packageRoot, timeout: TimeInterval = 30, input: String? = nil) throws -> Result {
         let process = Subprocess()
         process.executableURL = binary
         process.arguments = arguments
@@ -37,8 +37,13 @@ struct CLIRunner {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        let stdin = input.map { _ in Pipe() }
+        process.standardInput = stdin ?? FileHandle.nullDevice
         try process.run()
+        if let stdin, let input {
+            stdin.fileHandleForWriting.write(Data(input.utf8))
+            try? stdin.fileHandleForWriting.close()
+        }
         let timer = DispatchWorkItem { process.signal(SIGKILL) }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: timer)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()

@@ -19,6 +19,7 @@ struct CLITests {
       record --upstream URL              proxy to a real API and write what it answered as a mocks.lua
       convert har|bundle|stubs ...       a mocks.lua from a HAR file, a Mock-Bundle or a stubs folder
       mcp --url URL                      MCP over stdio for coding agents, driving a running server
+      validate SCHEMA [INSTANCE...]      JSON or YAML instances (or JSON lines) against a JSON Schema
       help [COMMAND]                     show help
 
     options:
