@@ -79,7 +79,7 @@ let package = Package(
         .target(name: "MoonmockClient"),
         // JSON Schema (drafts 2020-12, 2019-09, 7, 6, 4, OpenAPI 3.0's dialect), written here, no I/O.
         .target(name: "MoonmockSchema", dependencies: ["MoonmockCore"]),
-        .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore"]),
+        .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore", "MoonmockContract"]),
         // The library's closure fits iOS: libcurl (mock.proxy's insecure upstreams) and Brotli/zstd
         // on Linux only; Apple platforms use a URLSession and the Compression framework.
         .target(name: "Moonmock", dependencies: [
@@ -106,7 +106,11 @@ let package = Package(
         // Exchanges (recorded, or read from HAR and other formats) to an editable mocks.lua: the one ScriptWriter.
         // libyaml for OpenAPI documents written in YAML (the document loader, aliases resolved).
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
-        .target(name: "MoonmockImport", dependencies: ["MoonmockCore", "MoonmockCodings", "CYAML"]),
+        .target(name: "MoonmockYAML", dependencies: ["MoonmockCore", "CYAML"]),
+        .target(name: "MoonmockImport", dependencies: ["MoonmockCore", "MoonmockCodings", "MoonmockYAML"]),
+        // OpenAPI specs kept (`--spec`, `mock.spec`): requests and answers checked against them.
+        // YAML where libyaml is (Linux); JSON specs everywhere.
+        .target(name: "MoonmockContract", dependencies: ["MoonmockCore", "MoonmockSchema", .target(name: "MoonmockYAML", condition: linuxOnly)]),
         // hiredis for `moonmock serve --store redis://`: replicas sharing state, counters, switches and the journal.
         // (No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which the Glibc module was not built with.)
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"]), .brew(["hiredis"])]),
@@ -117,7 +121,7 @@ let package = Package(
         .target(name: "MoonmockMockingBird", dependencies: ["Moonmock", "MoonmockCore"]),
         .target(name: "MoonmockStubber", dependencies: ["Moonmock", "MoonmockCore"]),
         .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis",
-                                                          "MoonmockProxy", "MoonmockSchema"]),
+                                                          "MoonmockProxy", "MoonmockSchema", "MoonmockYAML", "MoonmockContract"]),
         // Fuzz targets (scripts/fuzz runs them under libFuzzer; the test suite replays their corpora).
         .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis", "MoonmockSchema", "LuaBridge", "CLua"]),
         .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockSchema"]),
@@ -143,9 +147,10 @@ let package = Package(
                     resources: [.copy("Stubs")]),
         .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript", "MoonmockProxy", "LuaBridge", "COpenSSL", "MoonmockTestSupport", "MoonmockProcessSupport"]),
         .testTarget(name: "MoonmockSchemaTests", dependencies: ["MoonmockSchema", "MoonmockCore"]),
+        .testTarget(name: "MoonmockContractTests", dependencies: ["MoonmockContract", "MoonmockScript", "MoonmockCore"]),
         .testTarget(name: "MoonmockClientTests", dependencies: ["MoonmockClient", "MoonmockServer", "MoonmockCore", "MoonmockScript"]),
         .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock", "MoonmockFuzz", "MoonmockTestSupport", "MoonmockProcessSupport"]),
-        .testTarget(name: "MoonmockImportTests", dependencies: ["MoonmockImport", "MoonmockCore", "MoonmockScript"]),
+        .testTarget(name: "MoonmockImportTests", dependencies: ["MoonmockImport", "MoonmockYAML", "MoonmockCore", "MoonmockScript"]),
         // The same requests through both front doors: in-process and over a socket.
         .testTarget(name: "MoonmockParityTests", dependencies: ["Moonmock", "MoonmockServer", "MoonmockCore"]),
     ]

@@ -46,7 +46,8 @@ enum Answer {
             let exchange = owner.engine.handle(MockRequest(current, sessionHeaders: session?.additionalHeaders,
                                                            cookies: redirects > 0 && current.httpShouldHandleCookies ? session?.cookieStorage : nil))
             let head = exchange.request.method == "HEAD"
-            if exchange.matched {
+            // A request an enforced spec refused gets its 400 (404, 405), as from the socket server.
+            if exchange.matched || exchange.refusedByContract {
                 logging.log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0, ruleID: exchange.ruleID)
                 delay += exchange.delayMilliseconds
                 #if canImport(MoonmockProxy)

@@ -71,6 +71,7 @@ extension Engine {
     /// Empties the journal (the shared one too) and tells watchers so.
     public func clearJournal() throws {
         journal.clear()
+        contractLedger.clear()
         try store?.clearJournal()
         feed.publish(.journalCleared)
     }

@@ -11,8 +11,12 @@ public struct Exchange: Sendable {
     public let ruleID: String?
     /// For unmatched requests, the closest rules.
     public let nearMisses: [NearMiss]
+    /// What the API's spec says of it (`--spec`, `mock.spec`); `nil` without a spec.
+    public var contract: ContractVerdict? = nil
 
     public var matched: Bool { ruleID != nil }
+    /// An enforced spec answered for the rules: the request breaks it.
+    public var refusedByContract: Bool { contract.map { $0.enforces && !$0.request.isEmpty } ?? false }
 }
 
 /// Matches requests against rules, runs responders, and records the journal. Both transports
@@ -50,6 +54,12 @@ public final class Engine: Sendable {
     /// The script's `mock.cors{...}` (read by the socket server for requests with an `Origin`).
     private let corsPolicy = Locked<CORSPolicy?>(nil)
     private let corsDeclared = AtomicBool(false)
+    /// The specs checked (``setContracts(_:from:)``), by source and as one list, and whether
+    /// there is one; what came of the checks.
+    let contracts = Locked<(commandLine: [any ContractChecking], script: [any ContractChecking])>(([], []))
+    let contractList = Locked<[any ContractChecking]>([])
+    let hasContracts = AtomicBool(false)
+    let contractLedger = ContractLedger()
     /// Tells this engine's lanes from those of engines that lived at the same address before.
     let serial = Engine.serials.add(1, ordering: .relaxed).oldValue
     private static let serials = AtomicInt(0)
@@ -157,9 +167,22 @@ public final class Engine: Sendable {
         if let batch = graphQLBatch(request), let exchange = handleBatch(request, batch, sets, lane, started) {
             return exchange
         }
+        // A spec to keep (`--spec`, `mock.spec`): the request checked before a rule runs, and
+        // refused unchecked when the spec is enforced.
+        var contract: (any ContractChecking, ContractVerdict)?
+        if checksContracts, let checked = contractVerdict(request) {
+            contract = checked
+            if checked.1.enforces && !checked.1.request.isEmpty {
+                return finish(request, Self.refusal(checked.1), nil, [], nil, [], started, lane, contract: contract)
+            }
+        }
         var fellThrough: Set<ObjectIdentifier> = []
         if let routed = route(request, sets, lane, &fellThrough) {
             let id = routed.rule._withUnsafeGuaranteedRef { $0.id }
+            if contract != nil {
+                let location = routed.rule._withUnsafeGuaranteedRef { $0.location ?? $0.id }
+                return finish(request, routed.response, id, routed.logs, routed.error, [], started, lane, contract: contract, rule: location)
+            }
             // A stream: positioned for this request (its journal id, a Last-Event-ID).
             if case .stream(let plan)? = routed.response.fault {
                 var response = routed.response
@@ -179,7 +202,7 @@ public final class Engine: Sendable {
         }
         let misses = NearMiss.closest(to: request, among: sets.runtime.rules + sets.script.rules, fellThrough: fellThrough)
         let response = MockResponse.json(NearMiss.body(for: request, misses), status: 404)
-        return finish(request, response, nil, [], nil, misses, started, lane)
+        return finish(request, response, nil, [], nil, misses, started, lane, contract: contract)
     }
 
     private struct Routed {
@@ -348,15 +371,35 @@ public final class Engine: Sendable {
         return Exchange(request: request, response: combined, delayMilliseconds: delay, ruleID: parts[0].1.rule.takeUnretainedValue().id, nearMisses: [])
     }
 
+    /// Checks the answer against the request's spec operation (an enforced spec replaces an answer
+    /// that breaks it), journals the exchange, and tallies the contract's verdict.
     private func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
-                        _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane) -> Exchange {
+                        _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane,
+                        contract: (any ContractChecking, ContractVerdict)?, rule: String? = nil) -> Exchange {
+        guard let (checker, checked) = contract else {
+            return finish(request, response, ruleID, logs, error, misses, started, lane)
+        }
+        var response = response, verdict = checked
+        // Proxied answers are the real API's; faults, streams and sockets are not a body to check.
+        if verdict.request.isEmpty || !verdict.enforces, response.fault == nil, verdict.operation != nil, ruleID != nil {
+            checker.checkResponse(response, to: request, &verdict)
+            if verdict.enforces && !verdict.response.isEmpty { response = Self.brokenAnswer(verdict, rule: rule ?? ruleID) }
+        }
+        contractLedger.record(verdict, requestID: request.id)
+        var exchange = finish(request, response, ruleID, logs, error, misses, started, lane, contract: verdict.json)
+        exchange.contract = verdict
+        return exchange
+    }
+
+    private func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
+                        _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane, contract: JSONValue? = nil) -> Exchange {
         let delay = response.delay?.sample(environment.random) ?? 0
         let now = DispatchTime.now().uptimeNanoseconds
         let elapsed = Int((now - started) / 1000)
         journal.record(at: now, request, timestamp: environment.usesSystemClock ? lane.wallClock(at: now) : environment.now(),
                        status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
                        delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses, stripe: lane.stripe,
-                       response: response, spare: &lane.spareRecord)
+                       response: response, contract: contract, spare: &lane.spareRecord)
         if feed.isWatched { feed.publish(.request(id: request.id)) }
         return Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
     }

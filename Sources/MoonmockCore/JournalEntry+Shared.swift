@@ -64,6 +64,7 @@ extension JournalEntry {
         if let ruleID { string("r", ruleID) }
         if !logs.isEmpty { key("lg"); strings(logs) }
         if let error { string("e", error) }
+        if let contract { key("ct"); contract.encode(into: &out) }
         switch fault {
         case .dribble(let n)?: string("f", "dribble"); number("fb", n)
         case let f? where Fault(name: f.description) != nil: string("f", f.description)
@@ -130,6 +131,7 @@ extension JournalEntry {
                   fault: string("f").flatMap { Fault(name: $0, bytesPerSecond: int("fb")) },
                   logs: strings(o["lg"]), error: string("e"), nearMisses: misses)
         responseHeaders = headers("rh")
+        contract = o["ct"]
         responseBody = bytes("rb")
         responseBodyLength = int("rl") ?? responseBody.count
         replica = string("rep")

@@ -1,5 +1,6 @@
 import Foundation
 import MoonmockCore
+import MoonmockYAML
 
 /// An OpenAPI 3.0 or 3.1 document (JSON or YAML) as a mocks.lua: a rule per operation, path
 /// parameters as `:name`, each documented status an answer — from `example` / `examples`,

@@ -78,7 +78,7 @@ extension JSONSchema {
         defer { if pushed { ctx.scope.removeLast() } }
 
         if draft == .openAPI30 && mask.contains(.openAPI) && o["nullable"] == .bool(true) && instance == .null { return out }
-        if draft == .openAPI30, case .object(let members) = instance {
+        if ctx.direction != .none, case .object(let members) = instance {
             // readOnly properties are not sent in requests, writeOnly ones not in responses.
             for (name, sub) in o["properties"]?.objectMembers ?? [:] where members[name] != nil {
                 if ctx.direction == .request && sub["readOnly"] == .bool(true) {

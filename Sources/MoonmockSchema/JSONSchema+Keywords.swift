@@ -13,7 +13,8 @@ extension JSONSchema {
             }
         }
         if mask.contains(.enumeration), let values = o["enum"]?.arrayItems, !values.contains(where: { jsonEqual($0, instance) }) {
-            failHere("enum", "not one of the allowed values")
+            let listed = values.prefix(8).map { String(decoding: $0.encoded(), as: UTF8.self) }.joined(separator: ", ")
+            failHere("enum", "\(String(decoding: instance.encoded(), as: UTF8.self).prefix(60)) is not one of \(listed)\(values.count > 8 ? ", …" : "")")
         }
         if mask.contains(.const), let value = o["const"], draft != .draft4, !jsonEqual(value, instance) { failHere("const", "not the constant value") }
 

@@ -96,6 +96,30 @@ public final class JSONSchema: @unchecked Sendable {   // immutable after init
 
     public func isValid(_ instance: JSONValue, direction: Direction = .none) -> Bool { validate(instance, direction: direction).isEmpty }
 
+    /// Every error of `instance` against the subschema at `uri`: an absolute URI with a JSON
+    /// pointer or an anchor, in this document or one the loader gives (an OpenAPI document's
+    /// `#/components/schemas/Pet`). Schema paths start at that subschema.
+    ///
+    /// ```swift
+    /// let spec = JSONSchema(document, draft: .openAPI30, baseURI: "file:///api/spec.json")
+    /// spec.validate(pet, at: "file:///api/spec.json#/components/schemas/Pet", direction: .response)
+    /// ```
+    public func validate(_ instance: JSONValue, at uri: String, direction: Direction = .none) -> [ValidationError] {
+        guard let (schema, byID, base) = lookupResource(uri) else {
+            return [ValidationError(instancePath: "", schemaPath: "", message: "cannot resolve the schema at \(uri)")]
+        }
+        var quick = Context(schema: self, direction: direction)
+        quick.scope.append(URIs.stripFragment(base))
+        quick.paths = false
+        quick.annotations = usesUnevaluated
+        if evaluate(schema, instance, base: base, instancePath: "", schemaPath: "", &quick, resolved: byID).valid { return [] }
+        var context = Context(schema: self, direction: direction)
+        context.scope.append(URIs.stripFragment(base))
+        context.annotations = usesUnevaluated
+        return evaluate(schema, instance, base: base, instancePath: "", schemaPath: "", &context, resolved: byID).errors
+            .sorted { ($0.instancePath, $0.schemaPath, $0.message) < ($1.instancePath, $1.schemaPath, $1.message) }
+    }
+
     /// Records `schema`'s resources and anchors (and those of every subschema), `base` its URI.
     func index(_ schema: JSONValue, base: String) {
         guard case .object(let o) = schema else { return }

@@ -60,6 +60,7 @@ extension Engine {
         variants.declare(generation.variantDeclarations)
         bundles.declare(generation.bundleDeclarations)
         cors = generation.corsDeclaration
+        setContracts(generation.specDeclarations, from: .script)
         setScriptRules(rules)
     }
 }

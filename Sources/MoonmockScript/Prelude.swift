@@ -171,6 +171,15 @@ function mock.cors(opts)
   if not ok then fail("mock.cors: " .. err) end
 end
 
+-- an OpenAPI spec the requests and answers are checked against (GET /__moonmock/contract)
+function mock.spec(path, opts)
+  check_type(path, "string", "mock.spec path")
+  opts = check_opts(opts, { mode = true }, "mock.spec")
+  if opts.mode ~= nil then check_type(opts.mode, "string", "mock.spec mode") end
+  local ok, err = H.spec(path, opts.mode)
+  if not ok then fail("mock.spec: " .. err) end
+end
+
 -- forwards the request to a real upstream; the door answers with what comes back
 function mock.proxy(base, opts)
   check_type(base, "string", "mock.proxy base URL")

@@ -1,6 +1,7 @@
 import CLua
 import Foundation
 import LuaBridge
+import MoonmockContract
 import MoonmockCore
 
 /// One loaded version of a `mocks.lua`: its Lua VM, the rules it registered and the files it
@@ -47,6 +48,8 @@ public final class ScriptGeneration: @unchecked Sendable {
     public internal(set) var bundleDeclarations: [BundleRegistry.Declaration] = []
     /// The script's `mock.cors{...}` (handed to the engine once the load succeeds).
     public internal(set) var corsDeclaration: CORSPolicy?
+    /// The script's `mock.spec(...)`s (handed to the engine once the load succeeds).
+    public internal(set) var specDeclarations: [OpenAPIContract] = []
     var loading = false
     var current: RequestContext?
     var templates: [Template] = []

@@ -10,7 +10,8 @@ extension AdminAPI {
         guard case .object(let o)? = try? JSONValue(parsing: request.body) else {
             return Self.error(#"send {"method": "GET", "pattern": "/users/:id", "times": 2} (or "rule", or "url"; "at_least", "at_most")"#, 400)
         }
-        let known = ["rule", "method", "pattern", "url", "times", "at_least", "at_most"]
+        if let contract = o["contract"] { return verifyContract(contract, fields: o.count) }
+        let known = ["rule", "method", "pattern", "url", "times", "at_least", "at_most", "contract"]
         if let unknown = o.keys.sorted().first(where: { !known.contains($0) }) {
             let hint = EditDistance.nearest(to: unknown, among: known).map { " (did you mean '\($0)'?)" } ?? ""
             return Self.error("verify: unknown field '\(unknown)'\(hint); fields: \(known.joined(separator: ", "))", 400)
@@ -55,5 +56,32 @@ extension AdminAPI {
         ]
         if entries.isEmpty { body["message"] = .string("expected \(label) \(expected.description) time(s), got 0: no requests were made") }
         return .json(.object(body), status: 422)
+    }
+
+    /// `{"contract": "clean"}`: no request or answer broke the spec (`--spec`, `mock.spec`)
+    /// since the start or the last journal clear; else `422` with each violation.
+    func verifyContract(_ value: JSONValue, fields: Int) -> MockResponse {
+        guard value == .string("clean"), fields == 1 else { return Self.error(#"verify: send {"contract": "clean"} alone"#, 400) }
+        guard !engine.contractCheckers.isEmpty else {
+            return Self.error("verify: no spec is checked: serve with --spec FILE or call mock.spec in the script", 400)
+        }
+        let summary = engine.contractSummary()
+        guard case .integer(let total)? = summary["violations"], total > 0 else { return .json(.object(["ok": .bool(true), "count": .integer(0)])) }
+        var violations: [JSONValue] = []
+        guard case .array(let operations)? = summary["operations"] else { return .json(summary, status: 422) }
+        for operation in operations {
+            guard case .array(let list)? = operation["violations"] else { continue }
+            for v in list {
+                guard case .object(var o) = v else { continue }
+                o["operation"] = operation["operation"] ?? .null
+                violations.append(.object(o))
+            }
+        }
+        let first = violations.first.flatMap { $0["errors"]?[0]?["message"]?.stringValue } ?? ""
+        return .json(.object([
+            "ok": .bool(false), "count": .integer(total),
+            "message": .string("expected a clean contract, got \(total) violation(s); the first: \(first)"),
+            "violations": .array(violations),
+        ]), status: 422)
     }
 }

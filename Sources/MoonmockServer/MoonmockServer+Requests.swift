@@ -37,6 +37,19 @@ extension MoonmockServer {
     private func log(_ exchange: Exchange) {
         let r = exchange.response
         log(exchange.request, status: r.fault == nil ? r.status : (r.proxy != nil ? -1 : 0), rule: exchange.ruleID, delay: exchange.delayMilliseconds)
+        if let verdict = exchange.contract, !verdict.isClean { logContract(exchange.request, verdict) }
+    }
+
+    /// A broken contract is always logged (whatever `--log` says): one line per violation.
+    private func logContract(_ request: MockRequest, _ verdict: ContractVerdict) {
+        var line = "contract: \(request.method) \(request.path) (#\(request.id)\(verdict.operation.map { ", " + $0.id } ?? ""))"
+        for (direction, errors) in [("request", verdict.request), ("response", verdict.response)] {
+            for e in errors {
+                let at = e["instance_path"]?.stringValue ?? ""
+                line += "\n    \(direction) \(at.isEmpty ? "" : at + ": ")\(e["message"]?.stringValue ?? "")"
+            }
+        }
+        if let sink = configuration.logSink { sink(line) } else { print(line) }
     }
 
     /// Tells a `mock.proxy` target which journal entry the upstream's status belongs to.

@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockContract
 import MoonmockCore
 import MoonmockScript
 import MoonmockRedis
@@ -37,6 +38,8 @@ enum Serve {
         var rulesFiles: [String] = []
         var corsOrigins: [String]?
         var corsCredentials = false
+        var specs: [String] = []
+        var specMode = OpenAPIContract.Mode.warn
         let args = ArgumentReader(arguments)
         do {
             while let arg = args.next() {
@@ -115,6 +118,11 @@ enum Serve {
                 case "--cors": corsOrigins = corsOrigins ?? []
                 case "--cors-credentials": corsCredentials = true
                 case "--mcp": configuration.mcp = true
+                case "--spec": specs.append(try args.value(arg))
+                case "--spec-mode":
+                    let v = try args.value(arg)
+                    guard let mode = OpenAPIContract.Mode(rawValue: v) else { throw UsageError("--spec-mode takes warn or enforce, got '\(v)'") }
+                    specMode = mode
                 case "--ws-deflate":
                     let v = try args.value(arg)
                     guard v == "on" || v == "off" else { throw UsageError("--ws-deflate takes on or off, got '\(v)'") }
@@ -192,6 +200,19 @@ enum Serve {
         let engine = Engine(journalCapacity: journal, state: StateStore(limitBytes: stateLimit, feed: feed, backend: shared), feed: feed,
                             store: shared)
         engine.journal.responseBodyLimit = journalBody
+        if !specs.isEmpty {
+            do {
+                let checkers = try specs.map { try OpenAPIContract(file: URL(fileURLWithPath: $0), mode: specMode) }
+                engine.setContracts(checkers, from: .commandLine)
+                for c in checkers {
+                    say("moonmock: checking against \(c.file) (\(c.operations.count) operation\(c.operations.count == 1 ? "" : "s"), \(c.mode.rawValue))")
+                    for note in c.notes { say("moonmock: \(c.file): \(note)") }
+                }
+            } catch {
+                MoonmockCLI.printError("moonmock: --spec: \(error)")
+                return 1
+            }
+        }
         let host: ScriptHost
         do {
             let log: @Sendable (String) -> Void = { MoonmockCLI.printError("moonmock: " + $0) }

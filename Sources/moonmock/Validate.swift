@@ -1,5 +1,6 @@
 import Foundation
 import MoonmockCore
+import MoonmockYAML
 import MoonmockImport
 import MoonmockSchema
 

@@ -89,6 +89,11 @@ struct CLITests {
                              Authorization (Access-Control-Allow-Credentials: true)
       --mcp                  also answer MCP (the Model Context Protocol) for coding
                              agents at /__moonmock/mcp (streamable HTTP)
+      --spec FILE            check requests and answers against an OpenAPI 3 spec (YAML
+                             or JSON; repeatable): GET /__moonmock/contract
+      --spec-mode MODE       warn (default: serve and report) or enforce (refuse a
+                             request that breaks the spec with 400, and turn an answer
+                             that does into a 500)
       --max-body BYTES       larger request bodies get 413 (default 16777216); also the
                              largest WebSocket message, inflated
       --ws-deflate on|off    WebSocket permessage-deflate, when the client offers it

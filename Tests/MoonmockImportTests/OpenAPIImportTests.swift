@@ -1,6 +1,7 @@
 import Foundation
 import MoonmockCore
 import MoonmockImport
+import MoonmockYAML
 import MoonmockScript
 import Testing
 

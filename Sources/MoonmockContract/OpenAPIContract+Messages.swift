@@ -1,0 +1,158 @@
+import Foundation
+import MoonmockCore
+import MoonmockSchema
+
+/// A request and an answer checked against one operation: parameters, bodies, status, headers.
+extension OpenAPIContract {
+    func checkRequest(_ request: MockRequest, _ operation: Operation, pathValues: [String: String]) -> [JSONValue] {
+        var errors: [JSONValue] = []
+        let query = request.queryItems
+        let cookies = Self.cookies(request.headers["Cookie"])
+        for p in operation.parameters {
+            let at = "/\(p.location)/\(p.name)"
+            let origin = documents.name(p.place.document) + "#" + p.place.pointer
+            var raw: [String] = []
+            var value: JSONValue?
+            switch p.location {
+            case "path": raw = pathValues[p.name].map { [$0] } ?? []
+            case "query":
+                if p.style == "deepObject" {
+                    var object: [String: JSONValue] = [:]
+                    let prefix = p.name + "["
+                    for item in query where item.name.hasPrefix(prefix) && item.name.hasSuffix("]") {
+                        let key = String(item.name.dropFirst(prefix.count).dropLast())
+                        object[key] = coerce(item.value ?? "", property: key, of: p.schema)
+                    }
+                    if !object.isEmpty { value = .object(object) }
+                } else {
+                    raw = query.filter { $0.name == p.name }.map { $0.value ?? "" }
+                }
+            case "header":
+                // Accept, Content-Type and Authorization are described elsewhere (OpenAPI ignores them here).
+                if ["accept", "content-type", "authorization"].contains(p.name.lowercased()) { continue }
+                raw = request.headers.values(p.name)
+            case "cookie": raw = cookies[p.name].map { [$0] } ?? []
+            default: continue
+            }
+            if value == nil && !raw.isEmpty {
+                if p.json {
+                    // A parameter with `content`: JSON text.
+                    guard let parsed = try? JSONValue(parsing: Array(raw[0].utf8)) else {
+                        errors.append(ContractVerdict.violation(at, origin, "\(p.name) is not JSON: \(raw[0].prefix(40))"))
+                        continue
+                    }
+                    value = parsed
+                } else {
+                    value = parameterValue(raw, p)
+                }
+            }
+            guard let value else {
+                if p.required { errors.append(ContractVerdict.violation(at, origin, "the \(p.location) parameter \(p.name) is required")) }
+                continue
+            }
+            if let schema = p.schema { errors += validate(value, schema, prefix: at, direction: .request) }
+        }
+        if let body = operation.requestBody {
+            errors += checkBody(request.body, contentType: request.headers["Content-Type"], body, required: body.value["required"] == .bool(true),
+                                direction: .request, what: "request")
+        }
+        return errors
+    }
+
+    func checkResponse(_ response: MockResponse, _ request: MockRequest, _ operation: Operation) -> [JSONValue] {
+        guard let responses = operation.responses else { return [] }
+        let code = String(response.status)
+        let range = String(code.prefix(1)) + "XX"
+        let key = responses.value[code] != nil ? code
+            : responses.members.first { $0.0.uppercased() == range }?.0 ?? (responses.value["default"] != nil ? "default" : nil)
+        let origin = documents.name(responses.document) + "#" + responses.pointer
+        guard let key, let raw = responses.child(key) else {
+            let documented = responses.members.map(\.0).joined(separator: ", ")
+            return [ContractVerdict.violation("/status", origin, "status \(code) is not documented for \(operation.info.id) (documented: \(documented))")]
+        }
+        let answer = documents.resolve(raw)
+        var errors: [JSONValue] = []
+        for (name, header) in answer.child("headers")?.members ?? [] where name.lowercased() != "content-type" {
+            let h = documents.resolve(header)
+            let at = "/header/\(name)"
+            let values = response.headers.values(name)
+            if values.isEmpty {
+                if h.value["required"] == .bool(true) {
+                    errors.append(ContractVerdict.violation(at, documents.name(h.document) + "#" + h.pointer, "the header \(name) is required in a \(key) answer"))
+                }
+                continue
+            }
+            let p = Parameter(name: name, location: "header", required: false, style: "simple", explode: h.value["explode"] == .bool(true),
+                              schema: h.child("schema"), json: false, place: h)
+            if let schema = p.schema { errors += validate(parameterValue(values, p), schema, prefix: at, direction: .response) }
+        }
+        // A HEAD answer, a 204 and a 304 have no body to check.
+        if request.method == "HEAD" || response.status == 204 || response.status == 304 { return errors }
+        errors += checkBody(response.body, contentType: response.headers["Content-Type"], answer, required: false, direction: .response,
+                            what: "\(key) answer")
+        return errors
+    }
+
+    /// A body against a `requestBody` or response object's `content`.
+    func checkBody(_ body: [UInt8], contentType: String?, _ place: SpecDocuments.Located, required: Bool, direction: JSONSchema.Direction,
+                   what: String) -> [JSONValue] {
+        let origin = documents.name(place.document) + "#" + place.pointer
+        guard let content = place.child("content"), !content.members.isEmpty else {
+            if !body.isEmpty && direction == .response {
+                return [ContractVerdict.violation("/body", origin, "the spec documents no body for a \(what), and this one has \(body.count) bytes")]
+            }
+            return []
+        }
+        if body.isEmpty {
+            return required ? [ContractVerdict.violation("/body", origin, "the \(what) needs a body (\(content.members.map(\.0).joined(separator: ", ")))")] : []
+        }
+        let documented = content.members.map(\.0)
+        guard let contentType, !contentType.isEmpty else {
+            return [ContractVerdict.violation("/header/Content-Type", origin + "/content",
+                                              "a body without a Content-Type; the \(what) documents \(documented.joined(separator: ", "))")]
+        }
+        let type = contentType.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased()
+        let major = type.split(separator: "/").first.map(String.init) ?? type
+        let match = documented.first { $0.lowercased().split(separator: ";")[0].trimmingCharacters(in: .whitespaces) == type }
+            ?? documented.first { $0.lowercased() == major + "/*" } ?? documented.first { $0 == "*/*" }
+        guard let match, let media = content.child(match) else {
+            return [ContractVerdict.violation("/header/Content-Type", origin + "/content",
+                                              "Content-Type \(type) is not documented for the \(what) (documented: \(documented.joined(separator: ", ")))")]
+        }
+        guard let schema = media.child("schema") else { return [] }
+        let value: JSONValue
+        if Self.isJSON(type) {
+            guard let parsed = try? JSONValue(parsing: body) else {
+                return [ContractVerdict.violation("/body", origin + "/content/" + SpecDocuments.Located.escape(match), "the body is not JSON, as \(type) says")]
+            }
+            value = parsed
+        } else if type == "application/x-www-form-urlencoded" {
+            var object: [String: JSONValue] = [:]
+            for part in String(decoding: body, as: UTF8.self).split(separator: "&") {
+                let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = PercentDecoding.decode(pair[0], plusAsSpace: true)
+                object[name] = coerce(pair.count > 1 ? PercentDecoding.decode(pair[1], plusAsSpace: true) : "", property: name, of: schema)
+            }
+            value = .object(object)
+        } else if type.hasPrefix("text/"), let text = String(validating: body, as: UTF8.self) {
+            value = .string(text)
+        } else {
+            return []   // binary and multipart bodies: their media type is what is checked
+        }
+        return validate(value, schema, prefix: "/body", direction: direction)
+    }
+
+    static func isJSON(_ type: String) -> Bool {
+        type == "application/json" || type.hasSuffix("+json") || type == "text/json"
+    }
+
+    static func cookies(_ header: String?) -> [String: String] {
+        var out: [String: String] = [:]
+        for part in (header ?? "").split(separator: ";") {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2 else { continue }
+            out[pair[0].trimmingCharacters(in: .whitespaces)] = String(pair[1])
+        }
+        return out
+    }
+}

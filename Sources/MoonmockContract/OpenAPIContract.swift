@@ -1,0 +1,197 @@
+import Foundation
+import MoonmockCore
+import MoonmockSchema
+
+/// An OpenAPI 3.0 or 3.1 spec kept by the engine (`moonmock serve --spec`, `mock.spec`,
+/// `Moonmock(script:spec:)`): each request is matched to an operation, and the request and its
+/// answer are validated against it.
+///
+/// ```swift
+/// let spec = try OpenAPIContract(file: URL(fileURLWithPath: "api.yaml"), enforces: false)
+/// engine.setContracts([spec], from: .commandLine)
+/// ```
+public final class OpenAPIContract: ContractChecking {
+    public enum Mode: String, Sendable, CaseIterable {
+        /// Serve everything, report what breaks the contract.
+        case warn
+        /// Refuse a request that breaks it (400), replace an answer that does (500).
+        case enforce
+    }
+
+    struct Parameter: Sendable {
+        let name: String
+        let location: String   // path, query, header, cookie
+        let required: Bool
+        let style: String
+        let explode: Bool
+        /// Its schema (or its `content`'s), and whether the value is JSON text (`content`).
+        let schema: SpecDocuments.Located?
+        let json: Bool
+        let place: SpecDocuments.Located
+    }
+
+    struct Operation: Sendable {
+        let info: ContractOperation
+        let parameters: [Parameter]
+        let requestBody: SpecDocuments.Located?
+        let responses: SpecDocuments.Located?
+    }
+
+    struct PathItem: Sendable {
+        let template: PathTemplate
+        let operations: [String: Operation]   // by method, upper-case
+    }
+
+    public let file: String
+    public let mode: Mode
+    public var enforces: Bool { mode == .enforce }
+    let documents: SpecDocuments
+    let schema: JSONSchema
+    let basePaths: [[Substring]]
+    /// Most specific first: fewer variable segments, then more segments.
+    let paths: [PathItem]
+    public let operations: [ContractOperation]
+    /// The paths of the files the spec is read from (the root first).
+    public var documentFiles: [String] {
+        ([documents.root.document] + documents.documents.keys.filter { $0 != documents.root.document }.sorted())
+            .compactMap { URL(string: $0)?.path }
+    }
+    /// What of the spec is not checked (say, a `servers` entry on one operation), for the log.
+    public let notes: [String]
+
+    /// Reads the spec at `file` (and the files its `$ref`s name).
+    public convenience init(file: URL, mode: Mode = .warn) throws {
+        try self.init(documents: SpecDocuments(root: file), mode: mode)
+    }
+
+    public init(documents: SpecDocuments, mode: Mode = .warn) throws {
+        self.documents = documents
+        self.mode = mode
+        let root = documents.root
+        let name = documents.name(root.document)
+        file = name
+        guard case .object = root.value else { throw SpecDocuments.Failure(description: "\(name): not an OpenAPI document (an object at the top)") }
+        guard let version = root.value["openapi"]?.stringValue, version.hasPrefix("3.") else {
+            if root.value["swagger"] != nil {
+                throw SpecDocuments.Failure(description: "\(name): Swagger 2.0 is not checked yet; convert it to OpenAPI 3 (swagger2openapi, or the Swagger Editor)")
+            }
+            throw SpecDocuments.Failure(description: "\(name): not an OpenAPI 3.x document (no \"openapi\": \"3.x\" at the top)")
+        }
+        let draft: JSONSchema.Draft = version.hasPrefix("3.0") ? .openAPI30 : .draft2020_12
+        let docs = documents.documents
+        schema = JSONSchema(root.value, draft: draft, baseURI: root.document, loader: { uri in docs[uri] })
+        basePaths = Self.basePaths(root.value["servers"])
+        var items: [PathItem] = []
+        var operations: [ContractOperation] = []
+        var notes: [String] = []
+        for (template, raw) in root.child("paths")?.members ?? [] {
+            let item = documents.resolve(raw)
+            let shared = item.child("parameters")?.elements ?? []
+            var byMethod: [String: Operation] = [:]
+            for method in ["get", "put", "post", "delete", "options", "head", "patch", "trace"] {
+                guard let op = item.child(method) else { continue }
+                let upper = method.uppercased()
+                let id = op.value["operationId"]?.stringValue ?? "\(upper) \(template)"
+                let info = ContractOperation(id: id, method: upper, path: template)
+                operations.append(info)
+                if op.value["servers"] != nil { notes.append("\(id): its own servers are not used to match requests (the spec's are)") }
+                let parameters = Self.merge(shared, op.child("parameters")?.elements ?? [], documents)
+                byMethod[upper] = Operation(info: info, parameters: parameters, requestBody: op.child("requestBody").map(documents.resolve),
+                                            responses: op.child("responses").map(documents.resolve))
+            }
+            items.append(PathItem(template: PathTemplate(template), operations: byMethod))
+        }
+        paths = items.sorted {
+            ($0.template.variableSegments, -$0.template.segments.count, $0.template.text) < ($1.template.variableSegments, -$1.template.segments.count, $1.template.text)
+        }
+        self.operations = operations.sorted { ($0.path, $0.method) < ($1.path, $1.method) }
+        self.notes = notes
+    }
+
+    /// The path of each server URL (`https://api.example.com/v1` → `/v1`; variables at their
+    /// defaults), longest first; `/` without servers.
+    static func basePaths(_ servers: JSONValue?) -> [[Substring]] {
+        var paths: Set<String> = []
+        for server in servers?.arrayValue ?? [] {
+            guard var url = server["url"]?.stringValue else { continue }
+            for (name, variable) in server["variables"]?.objectValue ?? [:] {
+                url = url.replacingOccurrences(of: "{\(name)}", with: variable["default"]?.stringValue ?? "")
+            }
+            var path = Substring(url)
+            if let scheme = path.range(of: "://") {
+                path = path[scheme.upperBound...]
+                path = path.firstIndex(of: "/").map { path[$0...] } ?? "/"
+            }
+            paths.insert(String(path))
+        }
+        if paths.isEmpty { paths = ["/"] }
+        return paths.map { $0.split(separator: "/") }.sorted { $0.count > $1.count }
+    }
+
+    /// Path-item parameters, overridden by the operation's of the same name and place.
+    static func merge(_ shared: [SpecDocuments.Located], _ own: [SpecDocuments.Located], _ documents: SpecDocuments) -> [Parameter] {
+        var out: [String: Parameter] = [:]
+        for raw in shared + own {
+            let p = documents.resolve(raw)
+            guard let name = p.value["name"]?.stringValue, let location = p.value["in"]?.stringValue else { continue }
+            let style = p.value["style"]?.stringValue ?? (location == "query" || location == "cookie" ? "form" : "simple")
+            let explode = p.value["explode"].map { $0 == .bool(true) } ?? (style == "form")
+            var schema = p.child("schema")
+            var json = false
+            if schema == nil, let (_, media) = p.child("content")?.members.first {
+                schema = media.child("schema")
+                json = true
+            }
+            out[location + "\u{0}" + (location == "header" ? name.lowercased() : name)] = Parameter(
+                name: name, location: location, required: location == "path" || p.value["required"] == .bool(true),
+                style: style, explode: explode, schema: schema, json: json, place: p)
+        }
+        return out.keys.sorted().map { out[$0]! }
+    }
+
+    // MARK: ContractChecking
+
+    public func checkRequest(_ request: MockRequest) -> ContractVerdict? {
+        if request.path.hasPrefix("/__moonmock/") { return nil }
+        let segments = request.path.split(separator: "/")
+        var pathFound: PathItem?
+        for base in basePaths where segments.count >= base.count && Array(segments.prefix(base.count)) == base {
+            let rest = Array(segments.dropFirst(base.count))
+            for item in paths {
+                guard let values = item.template.match(rest) else { continue }
+                if let operation = item.operations[request.method] ?? (request.method == "HEAD" ? item.operations["GET"] : nil) {
+                    var verdict = ContractVerdict(operation: operation.info, enforces: enforces)
+                    verdict.request = checkRequest(request, operation, pathValues: values)
+                    return verdict
+                }
+                if pathFound == nil { pathFound = item }
+            }
+        }
+        if let item = pathFound {
+            let allow = item.operations.keys.sorted()
+            let message = "\(request.method) is not an operation of \(item.template.text) in \(file); it has \(allow.joined(separator: ", "))"
+            return ContractVerdict(operation: nil, request: [ContractVerdict.violation("", "#/paths/" + SpecDocuments.Located.escape(item.template.text), message)],
+                                   enforces: enforces, refusal: 405, allow: allow)
+        }
+        let message = "no operation of \(file) has the path \(request.path)"
+        return ContractVerdict(operation: nil, request: [ContractVerdict.violation("", "#/paths", message)], enforces: enforces, refusal: 404)
+    }
+
+    public func checkResponse(_ response: MockResponse, to request: MockRequest, _ verdict: inout ContractVerdict) {
+        guard let id = verdict.operation, let operation = operation(id) else { return }
+        verdict.response = checkResponse(response, request, operation)
+    }
+
+    func operation(_ info: ContractOperation) -> Operation? {
+        for item in paths where item.template.text == info.path { return item.operations[info.method] }
+        return nil
+    }
+
+    /// Errors of `value` against the schema at `place`, as violations under `prefix`.
+    func validate(_ value: JSONValue, _ place: SpecDocuments.Located, prefix: String, direction: JSONSchema.Direction) -> [JSONValue] {
+        let origin = documents.name(place.document) + "#" + place.pointer
+        return schema.validate(value, at: place.uri, direction: direction).map {
+            ContractVerdict.violation(prefix + $0.instancePath, origin + $0.schemaPath, $0.message)
+        }
+    }
+}
