@@ -77,6 +77,32 @@ public struct MoonmockClient: Sendable {
         throw MoonmockClientError.verification(lines.joined(separator: "\n"))
     }
 
+    /// What the specs (`--spec`, `mock.spec`) say of the requests so far: `operations` (each
+    /// with its requests and violations), `uncovered`, `violations`.
+    public func contract() async throws -> [String: Any] { try await call("GET", "/__moonmock/contract") }
+
+    /// Throws ``MoonmockClientError/verification(_:)`` listing each violation when a request or
+    /// an answer broke a spec since the start or the last reset.
+    ///
+    /// ```swift
+    /// try await mock.assertContractClean()   // in a UI test's tearDown
+    /// ```
+    public func assertContractClean() async throws {
+        let (status, answer) = try await request("POST", "/__moonmock/verify", body: Data(#"{"contract":"clean"}"#.utf8))
+        let object = answer as? [String: Any] ?? [:]
+        if status == 200 { return }
+        guard status == 422 else { throw MoonmockClientError.server(status: status, message: Self.message(object, answer)) }
+        var lines = [(object["message"] as? String) ?? "the contract was broken"]
+        for v in (object["violations"] as? [[String: Any]] ?? []).prefix(20) {
+            for e in v["errors"] as? [[String: Any]] ?? [] {
+                let at = e["instance_path"] as? String ?? ""
+                lines.append("  #\(v["request_id"] as? Int ?? 0) \(v["operation"] as? String ?? "no operation") \(v["direction"] as? String ?? ""): "
+                             + (at.isEmpty ? "" : at + ": ") + (e["message"] as? String ?? ""))
+            }
+        }
+        throw MoonmockClientError.verification(lines.joined(separator: "\n"))
+    }
+
     /// The journal, oldest first; `since` gives only the entries recorded after that id.
     public func requests(since: Int? = nil) async throws -> [[String: Any]] {
         try await callArray("GET", "/__moonmock/requests" + (since.map { "?since=\($0)" } ?? ""))

@@ -118,3 +118,22 @@ def test_ten_thousand_entries_render_fast(tmp_path, page) -> None:
             document.body.offsetHeight; return performance.now() - t0; }""", entries)
         assert page.locator(".row").count() < 200
         assert took < 200, f"10,000 entries took {took:.0f} ms"
+
+
+def test_a_broken_contract_shows_a_badge_and_the_violations(tmp_path, page) -> None:
+    fixtures = os.path.join(os.path.dirname(__file__), "..", "Fixtures", "contract")
+    with moonmock.serve(os.path.join(fixtures, "mocks.lua"), binary=os.environ.get("MOONMOCK_BIN")) as mm:
+        page.goto(mm.url + "/__moonmock/")
+        page.wait_for_selector("#live.on")
+        hit(mm.url + "/v1/pets")
+        hit(mm.url + "/v1/pets?broken=1")
+        page.wait_for_function("document.querySelectorAll('.row').length === 2")
+        assert page.locator(".row:has-text('broken=1') .contract.broken").count() == 1
+        assert page.locator(".row:not(:has-text('broken')) .contract").count() == 0
+        page.click(".row:has-text('broken=1')")
+        assert "listPets" in page.inner_text("#i-contract")
+        assert "1 violation" in page.inner_text("#i-contract")
+        table = page.inner_text("#i-violations")
+        assert "response /body/0/name" in table and "petstore.yaml#/paths/~1pets/get" in table
+        page.click(".row:not(:has-text('broken'))")
+        assert "kept" in page.inner_text("#i-contract")

@@ -87,3 +87,28 @@ struct MoonmockClientTests {
         }
     }
 }
+
+@Suite("MoonmockClient: contracts")
+struct MoonmockClientContractTests {
+    @Test("contract() and assertContractClean() against a server keeping the pet store spec")
+    func contract() async throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/contract")
+        let engine = Engine()
+        try engine.loadScript(file: fixtures.appendingPathComponent("mocks.lua").path)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 1
+        let server = MoonmockServer(engine: engine, configuration: configuration)
+        try server.start()
+        defer { server.stop(drainSeconds: 0) }
+        let client = MoonmockClient(url: URL(string: server.baseURL)!)
+        #expect(try await MoonmockClientTests.get(server.baseURL + "/v1/pets").0 == 200)
+        try await client.assertContractClean()
+        #expect(try await MoonmockClientTests.get(server.baseURL + "/v1/pets?broken=1").0 == 200)
+        #expect(try await client.contract()["violations"] as? Int == 1)
+        await #expect { try await client.assertContractClean() } throws: { error in
+            String(describing: error).contains("listPets response: /body/0/name")
+        }
+    }
+}

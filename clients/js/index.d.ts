@@ -82,13 +82,39 @@ export class Client {
   requests(filter?: RequestsFilter): Promise<JournalEntry[]>;
   /** The count; rejects with `node:assert`'s `AssertionError` listing the near misses. */
   verify(method: string | null, pattern: string | null, options?: VerifyOptions): Promise<number>;
+  /** The specs' summary (`GET /__moonmock/contract`). */
+  contract(): Promise<ContractSummary>;
+  /** Rejects with `node:assert`'s `AssertionError` listing each violation of a spec. */
+  assertContractClean(): Promise<void>;
   switch(rule: string, variant: string | null): Promise<void>;
   reset(): Promise<void>;
   reload(): Promise<string>;
   health(): Promise<Record<string, unknown>>;
 }
 
+export interface ContractViolation {
+  instance_path: string;
+  schema_path: string;
+  message: string;
+}
+
+export interface ContractSummary {
+  operations: Array<{
+    operation: string | null;
+    method: string | null;
+    path: string | null;
+    requests: number;
+    violations: Array<{ request_id: number; direction: "request" | "response"; errors: ContractViolation[] }>;
+  }>;
+  uncovered: string[];
+  violations: number;
+}
+
 export interface ServeOptions {
+  /** OpenAPI specs to check requests and answers against (`--spec`). */
+  spec?: string | string[];
+  /** `"warn"` (default) or `"enforce"` (`--spec-mode`). */
+  specMode?: "warn" | "enforce";
   binary?: string;
   args?: string[];
   cors?: boolean;

@@ -117,6 +117,21 @@ export class Client {
     throw new AssertionError({ message: lines.join("\n"), actual: body.count, expected: body.expected, operator: "verify" });
   }
 
+  /** What the specs (`--spec`, `mock.spec`) say of the requests so far: per operation, `uncovered`, `violations`. */
+  async contract() { return this._call("GET", "/__moonmock/contract"); }
+
+  /** Rejects with an `AssertionError` listing each violation when a request or answer broke a spec. */
+  async assertContractClean() {
+    const { status, body } = await this._request("POST", "/__moonmock/verify", { contract: "clean" });
+    if (status === 200) return;
+    if (status !== 422) throw this._error(status, body);
+    const lines = [body.message || "the contract was broken"];
+    for (const v of (body.violations || []).slice(0, 20)) {
+      for (const e of v.errors || []) lines.push(`  #${v.request_id} ${v.operation} ${v.direction}: ${e.instance_path ? e.instance_path + ": " : ""}${e.message}`);
+    }
+    throw new AssertionError({ message: lines.join("\n"), actual: body.count, expected: 0, operator: "assertContractClean" });
+  }
+
   /** Makes `variant` the active one of `rule` (`null`: no stub endpoint active). */
   async switch(rule, variant) { await this._call("PUT", `/__moonmock/variants/${encode(rule)}`, { active: variant }); }
   /** Runtime rules, journal and state cleared; variants back to their defaults. */
@@ -211,7 +226,7 @@ export class Server extends Client {
  *     await fetch(mm.url + "/users/7");
  *     await mm.close();
  */
-export async function serve(script, { binary, args = [], cors = false, rules, token, watch = false, env, startupTimeout = 20_000 } = {}) {
+export async function serve(script, { binary, args = [], cors = false, rules, token, watch = false, env, startupTimeout = 20_000, spec, specMode } = {}) {
   const command = [findBinary(binary), "serve"];
   if (script != null) command.push(isAbsolute(String(script)) ? String(script) : resolve(String(script)));
   command.push("--port", "0");
@@ -219,6 +234,8 @@ export async function serve(script, { binary, args = [], cors = false, rules, to
   if (cors) command.push("--cors");
   if (rules != null) command.push("--rules", resolve(String(rules)));
   if (token) command.push("--admin-token", token);
+  for (const file of spec === undefined ? [] : [].concat(spec)) command.push("--spec", file);
+  if (specMode) command.push("--spec-mode", specMode);
   command.push(...args);
   const child = spawn(command[0], command.slice(1), { stdio: ["ignore", "pipe", "pipe"], env: env ? { ...process.env, ...env } : process.env });
   running.add(child);

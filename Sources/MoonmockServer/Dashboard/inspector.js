@@ -66,6 +66,7 @@ function inspect(e) {
   h += '<div id="copied" hidden><p class="hint" id="copied-what"></p><pre id="copied-text"></pre></div>';
   if (e.error) h += `<h3>Handler error</h3><pre class="error" id="i-error">${esc(e.error)}</pre>`;
   if (!e.rule && e.near_misses) h += nearMisses(e.near_misses);
+  if (e.contract) h += contractView(e.contract);
   h += `<h3>Request</h3><pre id="i-line">${esc(e.method)} ${esc(e.url)}</pre>` + headerTable(e.headers) +
     bodyView(e.body, e.body_base64, 'request body');
   if (e.response) {
@@ -109,3 +110,18 @@ $('inspector').addEventListener('click', act(async ev => {
   toast(copied ? 'copied' : 'the clipboard is not available: the text is shown below the buttons');
 }));
 
+// What the API's spec says of the exchange: its operation and each violation, by direction.
+function contractView(c) {
+  const all = [['request', c.request || []], ['response', c.response || []]];
+  const n = all.reduce((k, [, list]) => k + list.length, 0);
+  let h = `<h3>Contract</h3><p id="i-contract">${c.operation ? 'operation <code>' + esc(c.operation) + '</code>' : 'no operation of the spec'}` +
+    (n ? `: <span class="contract broken">${n} violation${n === 1 ? '' : 's'}</span>` : ': <span class="contract">kept</span>') + '</p>';
+  if (n) {
+    h += '<table class="headers" id="i-violations"><tr><th>where</th><th>what</th><th>spec</th></tr>';
+    for (const [direction, list] of all) for (const v of list) {
+      h += `<tr><td class="mono">${esc(direction)} ${esc(v.instance_path || '/')}</td><td>${esc(v.message)}</td><td class="mono">${esc(v.schema_path)}</td></tr>`;
+    }
+    h += '</table>';
+  }
+  return h;
+}

@@ -103,7 +103,7 @@ function render() {
       `<span class="id">#${e.id}</span><span class="t">${esc(clock(e.timestamp))}</span><span class="m">${esc(e.method)}</span>` +
       `<span class="u mono" title="${esc(e.url)}">${esc(pathOf(e.url))}</span>` +
       (e.rule ? `<span class="r" title="${esc(e.rule)}">${esc(e.rule)}</span>` : '<span class="unmatched-tag">unmatched</span>') +
-      `<span class="badge">${esc(statusText(e))}</span></div>`;
+      contractBadge(e) + `<span class="badge">${esc(statusText(e))}</span></div>`;
   }
   $('rows').innerHTML = html;
 }
@@ -142,3 +142,10 @@ function togglePause() {
 $('pause').addEventListener('click', togglePause);
 $('clear').addEventListener('click', act(async () => { await call('DELETE', 'requests'); setEntries([], false); }));
 
+// A request or answer that broke the API's spec (--spec, mock.spec): a badge on its row.
+function contractBadge(e) {
+  const c = e.contract;
+  if (!c) return '';
+  const n = (c.request || []).length + (c.response || []).length;
+  return n ? `<span class="contract broken" title="${n} contract violation(s)${c.operation ? ' of ' + esc(c.operation) : ''}">spec ✗</span>` : '';
+}

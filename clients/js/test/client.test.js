@@ -111,3 +111,32 @@ test("useMoonmock gives a server reset before each test (2)", async () => {
   assert.equal(await mm.verify("GET", "/only-here", { times: 1 }), 1);
 });
 after(() => {});
+
+test("a spec kept: contract() summarises, assertContractClean() names the violation, enforce refuses", async () => {
+  const fixtures = fileURLToPath(new URL("../../../Tests/Fixtures/contract/", import.meta.url));
+  const mm = await serve(fixtures + "mocks.lua");
+  try {
+    assert.equal((await fetch(mm.url + "/v1/pets")).status, 200);
+    await mm.assertContractClean();
+    assert.equal((await fetch(mm.url + "/v1/pets?broken=1")).status, 200);
+    const summary = await mm.contract();
+    assert.equal(summary.violations, 1);
+    assert.ok(summary.uncovered.includes("POST /pets (createPet)"));
+    await assert.rejects(mm.assertContractClean(), (error) => {
+      assert.equal(error.name, "AssertionError");
+      assert.match(error.message, /listPets response: \/body\/0\/name/);
+      return true;
+    });
+  } finally {
+    await mm.close();
+  }
+  const strict = await serve(script, { spec: fixtures + "petstore.yaml", specMode: "enforce" });
+  try {
+    const refused = await fetch(strict.url + "/v1/pets", { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"name": 7}' });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.headers.get("content-type"), "application/problem+json");
+    assert.equal((await refused.json()).operation, "createPet");
+  } finally {
+    await strict.close();
+  }
+});

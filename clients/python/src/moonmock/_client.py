@@ -197,6 +197,28 @@ class Client:
             lines.append(f"  counted: {entry['method']} {entry['url']} -> {entry['status']}")
         raise AssertionError("\n".join(lines))
 
+    def contract(self) -> Dict[str, JSON]:
+        """What the specs (``--spec``, ``mock.spec``) say of the requests so far: per operation
+        the requests and violations, the operations never reached (``uncovered``), and the
+        violations in all."""
+        return self._call("GET", "/__moonmock/contract")
+
+    def assert_contract_clean(self) -> None:
+        """Raises ``AssertionError`` listing each violation when a request or an answer broke a
+        spec since the start (or the last reset)."""
+        status, answer = self._request("POST", "/__moonmock/verify", {"contract": "clean"})
+        if status == 200:
+            return
+        if status != 422:
+            raise self._error(status, answer)
+        lines = [answer.get("message", "the contract was broken")]
+        for v in answer.get("violations", [])[:20]:
+            for e in v.get("errors", []):
+                at = e.get("instance_path") or ""
+                lines.append(f"  #{v.get('request_id')} {v.get('operation')} {v.get('direction')}: "
+                             + (at + ": " if at else "") + str(e.get("message")))
+        raise AssertionError("\n".join(lines))
+
     # -- switches and lifecycle
 
     def switch(self, rule: str, variant: Optional[str]) -> None:

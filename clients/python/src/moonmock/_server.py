@@ -50,7 +50,8 @@ class Server(Client):
     def __init__(self, script: Optional[PathLike] = None, *, binary: Optional[PathLike] = None,
                  args: Sequence[str] = (), watch: bool = False, cors: bool = False,
                  rules: Optional[PathLike] = None, env: Optional[dict] = None, startup_timeout: float = 20.0,
-                 token: Optional[str] = None) -> None:
+                 token: Optional[str] = None, spec: Union[PathLike, Sequence[PathLike], None] = None,
+                 spec_mode: Optional[str] = None) -> None:
         command: List[str] = [find_binary(binary), "serve"]
         if script is not None:
             command.append(os.fspath(script))
@@ -63,6 +64,11 @@ class Server(Client):
             command += ["--rules", os.fspath(rules)]
         if token:
             command += ["--admin-token", token]
+        specs = [] if spec is None else [spec] if isinstance(spec, (str, os.PathLike)) else list(spec)
+        for one in specs:
+            command += ["--spec", os.fspath(one)]
+        if spec_mode is not None:
+            command += ["--spec-mode", spec_mode]
         command += list(args)
         self.command = command
         #: What the server printed: its port and log lines (stdout), script logs and errors (stderr).

@@ -226,6 +226,34 @@ public final class Moonmock implements AutoCloseable {
         throw new AssertionError(message.toString());
     }
 
+    /** What the specs ({@code --spec}, {@code mock.spec}) say of the requests so far: per operation, {@code uncovered}, {@code violations}. */
+    @SuppressWarnings("unchecked")
+    public Map<String, Object> contract() { return (Map<String, Object>) call("GET", "/__moonmock/contract", null); }
+
+    /** Throws {@link AssertionError} listing each violation when a request or an answer broke a spec. */
+    public void assertContractClean() {
+        Answer a = request("POST", "/__moonmock/verify", "{\"contract\":\"clean\"}");
+        if (a.status == 200) return;
+        if (a.status != 422) throw failure(a);
+        Map<?, ?> body = a.body instanceof Map<?, ?> m ? m : Map.of();
+        Object said = body.get("message");
+        StringBuilder message = new StringBuilder(said == null ? "the contract was broken" : String.valueOf(said));
+        if (body.get("violations") instanceof List<?> list) {
+            for (Object o : list.subList(0, Math.min(20, list.size()))) {
+                Map<?, ?> v = (Map<?, ?>) o;
+                if (!(v.get("errors") instanceof List<?> errors)) continue;
+                for (Object e : errors) {
+                    Map<?, ?> error = (Map<?, ?>) e;
+                    Object at = error.get("instance_path");
+                    message.append("\n  #").append(v.get("request_id")).append(' ').append(v.get("operation")).append(' ')
+                           .append(v.get("direction")).append(": ")
+                           .append(at == null || String.valueOf(at).isEmpty() ? "" : at + ": ").append(error.get("message"));
+                }
+            }
+        }
+        throw new AssertionError(message.toString());
+    }
+
     // state, variants, lifecycle
 
     /** {@code mock.state}. */

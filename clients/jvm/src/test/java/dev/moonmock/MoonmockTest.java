@@ -105,4 +105,17 @@ class MoonmockTest {
         assertEquals("{\"a\":[1,2.5,\"xé\\n\",true,null],\"b\":{}}", Json.write(value));
         assertThrows(IllegalArgumentException.class, () -> Json.parse("{\"a\": }"));
     }
+
+    @Test
+    void contractSummaryAndCleanCheck() throws Exception {
+        Path contract = Path.of(System.getProperty("moonmock.fixtures", "../../Tests/Fixtures/contract")).toAbsolutePath();
+        try (Moonmock mm = Moonmock.serve(contract.resolve("mocks.lua"))) {
+            assertEquals(200, get(mm, "/v1/pets").statusCode());
+            mm.assertContractClean();
+            assertEquals(200, get(mm, "/v1/pets?broken=1").statusCode());
+            assertEquals(1, ((Number) mm.contract().get("violations")).intValue());
+            AssertionError error = assertThrows(AssertionError.class, mm::assertContractClean);
+            assertTrue(error.getMessage().contains("listPets response: /body/0/name"), error.getMessage());
+        }
+    }
 }
