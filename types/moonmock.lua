@@ -350,6 +350,14 @@ function WebSocket:close(code, reason) end
 ---@param fn fun(ws: mock.WebSocket)
 function WebSocket:after(ms, fn) end
 
+---An OpenAPI 3 spec (YAML or JSON, relative to the script) every request and answer is checked
+---against while this script serves: violations go to the journal, the log and
+---GET /__moonmock/contract. mode "enforce" refuses a request that breaks it (400) and turns an
+---answer that does into a 500 naming the rule.
+---@param path string
+---@param opts? { mode?: "warn"|"enforce" }
+function mock.spec(path, opts) end
+
 ---Cross-origin access for browser apps: the socket server answers preflights and lets pages
 ---of these origins read every answer (while this script serves).
 ---@param opts? mock.CORSOptions

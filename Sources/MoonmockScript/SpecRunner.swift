@@ -53,6 +53,10 @@ public final class SpecRunner: @unchecked Sendable {
     static let startTime = 1_767_225_600.0
     var pending: [(name: String, ref: Int32, location: String)] = []
 
+    /// Specs every answer is checked against (`moonmock test --spec`): a test whose answers
+    /// break one (or the script's own `mock.spec`) fails.
+    public var contracts: [any ContractChecking] = []
+
     public init(script: String, options: ScriptOptions = ScriptOptions()) {
         scriptFile = script
         self.options = options
@@ -66,6 +70,7 @@ public final class SpecRunner: @unchecked Sendable {
         var environment = MockEnvironment.system
         environment.now = clock.now
         let engine = Engine(environment: environment, state: store)
+        engine.setContracts(contracts, from: .commandLine)
         try engine.loadScript(file: scriptFile, options: options)
         return engine
     }
@@ -112,11 +117,30 @@ public final class SpecRunner: @unchecked Sendable {
             } catch {
                 failure = String(describing: error)
             }
+            if failure == nil, let engine, let broken = Self.brokenAnswers(engine) { failure = broken }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             results.append(Result(name: test.name, location: test.location, failure: failure, seconds: seconds))
         }
         engine = nil
         return FileResult(file: specFile, results: results, loadError: nil)
+    }
+
+    /// The answers that broke a spec during a test, one line each; `nil` when none did. (A
+    /// request that breaks it may be the test's point: an error path.)
+    static func brokenAnswers(_ engine: Engine) -> String? {
+        guard !engine.contractCheckers.isEmpty, case .array(let operations)? = engine.contractSummary()["operations"] else { return nil }
+        var lines: [String] = []
+        for operation in operations {
+            guard case .array(let violations)? = operation["violations"] else { continue }
+            for v in violations where v["direction"] == .string("response") {
+                guard case .array(let errors)? = v["errors"] else { continue }
+                for e in errors {
+                    let at = e["instance_path"]?.stringValue ?? ""
+                    lines.append("  \(operation["operation"]?.stringValue ?? "?"): \(at.isEmpty ? "" : at + ": ")\(e["message"]?.stringValue ?? "") (\(e["schema_path"]?.stringValue ?? ""))")
+                }
+            }
+        }
+        return lines.isEmpty ? nil : "an answer breaks the API's spec:\n" + lines.joined(separator: "\n")
     }
 
     /// An expectation's failure as `file:line: message`; any other error with its traceback.

@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockContract
 import MoonmockCore
 import MoonmockScript
 
@@ -13,6 +14,8 @@ enum Test {
 
     options:
       --junit FILE     also write the results as JUnit XML to FILE
+      --spec FILE      fail a test whose answers break this OpenAPI spec (repeatable;
+                       the script's own mock.spec counts too)
       --lib DIR        also look for require()d modules in DIR (repeatable)
       --unsafe         lift the sandbox (trusted local scripts only)
       -h, --help       show this help
@@ -22,6 +25,7 @@ enum Test {
         var flags = ScriptFlags()
         var positional: [String] = []
         var junit: String?
+        var contractFiles: [String] = []
         var i = 0
         do {
             while i < arguments.count {
@@ -29,6 +33,12 @@ enum Test {
                 if arg == "-h" || arg == "--help" { print(usage); return 0 }
                 let used = try flags.parse(arguments, at: i)
                 if used > 0 { i += used; continue }
+                if arg == "--spec" {
+                    guard i + 1 < arguments.count else { throw UsageError("--spec needs a file") }
+                    contractFiles.append(arguments[i + 1])
+                    i += 2
+                    continue
+                }
                 if arg == "--junit" {
                     guard i + 1 < arguments.count else { throw UsageError("--junit needs a file") }
                     junit = arguments[i + 1]
@@ -54,6 +64,12 @@ enum Test {
             specs.removeFirst()
         }
         let runner = SpecRunner(script: script, options: flags.options)
+        do {
+            runner.contracts = try contractFiles.map { try OpenAPIContract(file: URL(fileURLWithPath: $0)) }
+        } catch {
+            MoonmockCLI.printError("moonmock: --spec: \(error)")
+            return 1
+        }
         if let error = runner.checkScript() {
             MoonmockCLI.printError(error)
             return 1

@@ -85,6 +85,11 @@ struct DocsTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: CLIRunner.packageRoot.appendingPathComponent("examples/fixtures"),
                                          to: dir.appendingPathComponent("fixtures"))
+        // The spec the contract examples keep (docs/language.md, docs/contract.md).
+        for name in ["petstore.yaml", "schemas.yaml"] {
+            try FileManager.default.copyItem(at: CLIRunner.packageRoot.appendingPathComponent("Tests/Fixtures/contract/" + name),
+                                             to: dir.appendingPathComponent(name))
+        }
         let failures = await cliThread { () -> [String] in
             var failures: [String] = []
             for (i, block) in blocks.enumerated() {
