@@ -10,7 +10,7 @@ extension OpenAPIContract {
         let cookies = Self.cookies(request.headers["Cookie"])
         for p in operation.parameters {
             let at = "/\(p.location)/\(p.name)"
-            let origin = documents.name(p.place.document) + "#" + p.place.pointer
+            var origin: String { documents.name(p.place.document) + "#" + p.place.pointer }
             var raw: [String] = []
             var value: JSONValue?
             switch p.location {
@@ -65,7 +65,7 @@ extension OpenAPIContract {
         let range = String(code.prefix(1)) + "XX"
         let key = responses.value[code] != nil ? code
             : responses.members.first { $0.0.uppercased() == range }?.0 ?? (responses.value["default"] != nil ? "default" : nil)
-        let origin = documents.name(responses.document) + "#" + responses.pointer
+        var origin: String { documents.name(responses.document) + "#" + responses.pointer }
         guard let key, let raw = responses.child(key) else {
             let documented = responses.members.map(\.0).joined(separator: ", ")
             return [ContractVerdict.violation("/status", origin, "status \(code) is not documented for \(operation.info.id) (documented: \(documented))")]
@@ -96,17 +96,17 @@ extension OpenAPIContract {
     /// A body against a `requestBody` or response object's `content`.
     func checkBody(_ body: [UInt8], contentType: String?, _ place: SpecDocuments.Located, required: Bool, direction: JSONSchema.Direction,
                    what: String) -> [JSONValue] {
-        let origin = documents.name(place.document) + "#" + place.pointer
-        guard let content = place.child("content"), !content.members.isEmpty else {
+        var origin: String { documents.name(place.document) + "#" + place.pointer }
+        guard let content = place.child("content"), case .object(let media) = content.value, !media.isEmpty else {
             if !body.isEmpty && direction == .response {
                 return [ContractVerdict.violation("/body", origin, "the spec documents no body for a \(what), and this one has \(body.count) bytes")]
             }
             return []
         }
+        let documented = media.keys.sorted()
         if body.isEmpty {
-            return required ? [ContractVerdict.violation("/body", origin, "the \(what) needs a body (\(content.members.map(\.0).joined(separator: ", ")))")] : []
+            return required ? [ContractVerdict.violation("/body", origin, "the \(what) needs a body (\(documented.joined(separator: ", ")))")] : []
         }
-        let documented = content.members.map(\.0)
         guard let contentType, !contentType.isEmpty else {
             return [ContractVerdict.violation("/header/Content-Type", origin + "/content",
                                               "a body without a Content-Type; the \(what) documents \(documented.joined(separator: ", "))")]

@@ -189,8 +189,10 @@ public final class OpenAPIContract: ContractChecking {
 
     /// Errors of `value` against the schema at `place`, as violations under `prefix`.
     func validate(_ value: JSONValue, _ place: SpecDocuments.Located, prefix: String, direction: JSONSchema.Direction) -> [JSONValue] {
+        let errors = schema.validate(value, at: place.uri, direction: direction)
+        if errors.isEmpty { return [] }
         let origin = documents.name(place.document) + "#" + place.pointer
-        return schema.validate(value, at: place.uri, direction: direction).map {
+        return errors.map {
             ContractVerdict.violation(prefix + $0.instancePath, origin + $0.schemaPath, $0.message)
         }
     }

@@ -42,7 +42,17 @@ public struct SpecDocuments: Sendable {
         }
 
         static func escape(_ token: String) -> String {
-            token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+            guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return token }
+            var out = ""
+            out.reserveCapacity(token.utf8.count + 4)
+            for c in token.unicodeScalars {
+                switch c {
+                case "~": out += "~0"
+                case "/": out += "~1"
+                default: out.unicodeScalars.append(c)
+                }
+            }
+            return out
         }
     }
 
@@ -53,11 +63,15 @@ public struct SpecDocuments: Sendable {
 
     public let root: Located
     public let documents: [String: JSONValue]
+    /// `document NUL relative-file` → the file's URI, for every `$ref` to another file (no URL
+    /// arithmetic while requests are checked).
+    let fileURIs: [String: String]
 
     /// Reads `root` and the files its `$ref`s name (relative to the file that names them).
     public init(root url: URL) throws {
         let rootURL = url.standardizedFileURL
         var documents: [String: JSONValue] = [:]
+        var fileURIs: [String: String] = [:]
         var pending = [rootURL]
         while let next = pending.popLast() {
             let key = next.absoluteString
@@ -68,16 +82,20 @@ public struct SpecDocuments: Sendable {
             Self.eachRef(value) { ref in
                 let file = ref.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
                 guard !file.isEmpty, !file.contains("://") || file.hasPrefix("file:"), let target = URL(string: file, relativeTo: next) else { return }
-                pending.append(target.absoluteURL.standardizedFileURL)
+                let resolved = target.absoluteURL.standardizedFileURL
+                fileURIs[key + "\u{0}" + file] = resolved.absoluteString
+                pending.append(resolved)
             }
         }
         self.documents = documents
+        self.fileURIs = fileURIs
         root = Located(value: documents[rootURL.absoluteString]!, document: rootURL.absoluteString, pointer: "")
     }
 
     /// A spec given as a value (tests, a spec built in code); `$ref`s stay within it.
     public init(value: JSONValue, uri: String = "file:///spec.json") {
         documents = [uri: value]
+        fileURIs = [:]
         root = Located(value: value, document: uri, pointer: "")
     }
 
@@ -125,15 +143,16 @@ public struct SpecDocuments: Sendable {
     public func lookup(_ ref: String, from document: String) -> Located? {
         let parts = ref.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
         let file = String(parts[0])
-        let pointer = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+        let raw = parts.count > 1 ? String(parts[1]) : ""
+        let pointer = raw.contains("%") ? (raw.removingPercentEncoding ?? raw) : raw
         let uri: String
-        if file.isEmpty { uri = document } else {
+        if file.isEmpty { uri = document } else if let known = fileURIs[document + "\u{0}" + file] { uri = known } else {
             guard let url = URL(string: file, relativeTo: URL(string: document)) else { return nil }
             uri = url.absoluteURL.standardizedFileURL.absoluteString
         }
         guard var value = documents[uri] else { return nil }
         for raw in pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
-            let token = raw.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            let token = raw.contains("~") ? raw.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~") : String(raw)
             guard let next = value[token] ?? Int(token).flatMap({ value[$0] }) else { return nil }
             value = next
         }
@@ -142,6 +161,7 @@ public struct SpecDocuments: Sendable {
 
     /// The file's name, for messages: `api.yaml`.
     public func name(_ document: String) -> String {
-        URL(string: document)?.lastPathComponent ?? document
+        if let slash = document.lastIndex(of: "/") { return String(document[document.index(after: slash)...]) }
+        return document
     }
 }

@@ -116,8 +116,8 @@ extension JSONSchema {
     /// A `$ref` (or `$dynamicRef`, `$recursiveRef`) followed: the schema it names, against the instance.
     func followRef(_ ref: String, base: String, instance: JSONValue, instancePath: String, schemaPath: String, _ ctx: inout Context,
                    dynamic: Bool = false, recursive: Bool = false) -> Outcome {
-        var target = URIs.resolve(ref, against: base)
-        guard let found = lookupResource(target) else {
+        var target = resolveCached(ref, against: base)
+        guard let found = lookupResourceCached(target) else {
             var out = Outcome()
             fail(&out, instancePath, schemaPath, "cannot resolve $ref \(ref) (as \(target))")
             return out
@@ -142,6 +142,31 @@ extension JSONSchema {
         return evaluate(resolved, instance, base: targetBase, instancePath: instancePath, schemaPath: schemaPath, &ctx, resolved: byID)
     }
 
+    /// `URIs.resolve`, remembered: a schema's `$ref`s meet the same few bases again and again.
+    func resolveCached(_ ref: String, against base: String) -> String {
+        let key = base + "\u{0}" + ref
+        lock.lock()
+        if let hit = resolvedRefs[key] { lock.unlock(); return hit }
+        lock.unlock()
+        let target = URIs.resolve(ref, against: base)
+        lock.lock()
+        if resolvedRefs.count < 10_000 { resolvedRefs[key] = target }
+        lock.unlock()
+        return target
+    }
+
+    /// ``lookupResource(_:)``, remembered by URI.
+    func lookupResourceCached(_ uri: String) -> (JSONValue, Bool, String)? {
+        lock.lock()
+        if let hit = foundResources[uri] { lock.unlock(); return hit }
+        lock.unlock()
+        guard let found = lookupResource(uri) else { return nil }
+        lock.lock()
+        if foundResources.count < 10_000 { foundResources[uri] = found }
+        lock.unlock()
+        return found
+    }
+
     /// ``lookup(_:)``, whether the schema was found as a resource or anchor (not by a pointer), and
     /// for a pointer the base URI where it leads (the `$id`s it passes through applied).
     func lookupResource(_ uri: String) -> (JSONValue, Bool, String)? {
@@ -151,9 +176,9 @@ extension JSONSchema {
         var base = URIs.stripFragment(uri)
         guard let document = lookup(base) else { return (found, false, base) }
         var current = document
-        let tokens = (fragment.removingPercentEncoding ?? fragment).dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        let tokens = URIs.decodePercents(fragment).dropFirst().split(separator: "/", omittingEmptySubsequences: false)
         for raw in tokens.dropLast() {
-            let token = raw.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            let token = URIs.unescape(raw)
             guard let next = current[token] ?? Int(token).flatMap({ current[$0] }) else { break }
             current = next
             if let id = current[draft.idKeyword]?.stringValue, !(draft.refAlone && current["$ref"] != nil), !(id.hasPrefix("#") && !draft.modern) {

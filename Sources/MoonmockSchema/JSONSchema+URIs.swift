@@ -36,12 +36,12 @@ enum URIs {
 
     /// The value at a JSON pointer (`/a/0/b`, percent-decoded, `~1` and `~0` undone).
     static func pointer(_ pointer: String, in value: JSONValue) -> JSONValue? {
-        let decoded = pointer.removingPercentEncoding ?? pointer
+        let decoded = decodePercents(pointer)
         if decoded.isEmpty { return value }
         guard decoded.hasPrefix("/") else { return nil }
         var current = value
         for raw in decoded.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
-            let token = raw.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            let token = unescape(raw)
             switch current {
             case .object(let o):
                 guard let next = o[token] else { return nil }
@@ -57,6 +57,18 @@ enum URIs {
     }
 
     /// A JSON pointer token for `key` (`~0`, `~1`).
+    /// A pointer token with `~1` and `~0` undone (Foundation's string search only when there is a `~`).
+    static func unescape(_ raw: Substring) -> String {
+        guard raw.utf8.contains(UInt8(ascii: "~")) else { return String(raw) }
+        return raw.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+    }
+
+    /// Percent-decoding, only when there is a `%`.
+    static func decodePercents(_ s: String) -> String {
+        guard s.utf8.contains(UInt8(ascii: "%")) else { return s }
+        return s.removingPercentEncoding ?? s
+    }
+
     static func escape(_ key: String) -> String {
         guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return key }
         return key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")

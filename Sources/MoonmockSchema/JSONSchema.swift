@@ -57,6 +57,9 @@ public final class JSONSchema: @unchecked Sendable {   // immutable after init
     var resourceBase: [String: String] = [:]
     let loader: (@Sendable (String) -> JSONValue?)?
     var loaded: [String: JSONValue] = [:]
+    /// `$ref`s resolved against their bases, and the schemas found at URIs (both under `lock`).
+    var resolvedRefs: [String: String] = [:]
+    var foundResources: [String: (JSONValue, Bool, String)] = [:]
     let lock = NSLock()
     /// Whether a schema here (or a document loaded later) has `unevaluatedProperties`/`unevaluatedItems`.
     var usesUnevaluated = false
@@ -105,7 +108,7 @@ public final class JSONSchema: @unchecked Sendable {   // immutable after init
     /// spec.validate(pet, at: "file:///api/spec.json#/components/schemas/Pet", direction: .response)
     /// ```
     public func validate(_ instance: JSONValue, at uri: String, direction: Direction = .none) -> [ValidationError] {
-        guard let (schema, byID, base) = lookupResource(uri) else {
+        guard let (schema, byID, base) = lookupResourceCached(uri) else {
             return [ValidationError(instancePath: "", schemaPath: "", message: "cannot resolve the schema at \(uri)")]
         }
         var quick = Context(schema: self, direction: direction)
