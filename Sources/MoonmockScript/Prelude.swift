@@ -180,6 +180,16 @@ function mock.spec(path, opts)
   if not ok then fail("mock.spec: " .. err) end
 end
 
+-- every operation of an OpenAPI spec served live, below the script's own rules
+function mock.openapi(path, opts)
+  check_type(path, "string", "mock.openapi path")
+  opts = check_opts(opts, { mode = true, seed = true }, "mock.openapi")
+  if opts.mode ~= nil then check_type(opts.mode, "string", "mock.openapi mode") end
+  if opts.seed ~= nil and math.type(opts.seed) ~= "integer" then fail("mock.openapi: seed must be an integer") end
+  local ok, err = H.openapi(path, opts.mode, opts.seed, where())
+  if not ok then fail("mock.openapi: " .. err) end
+end
+
 -- forwards the request to a real upstream; the door answers with what comes back
 function mock.proxy(base, opts)
   check_type(base, "string", "mock.proxy base URL")

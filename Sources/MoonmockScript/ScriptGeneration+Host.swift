@@ -38,6 +38,7 @@ extension ScriptGeneration {
         vm.setFunction("stubs", in: H) { [unowned self] stack in try self.hostStubs(stack) }
         vm.setFunction("cors", in: H) { [unowned self] stack in try self.hostCORS(stack) }
         vm.setFunction("spec", in: H) { [unowned self] stack in try self.hostSpec(stack) }
+        vm.setFunction("openapi", in: H) { [unowned self] stack in try self.hostOpenAPI(stack) }
         installWebSocketHost(H)
         vm.setFunction("validate_response", in: H) { [unowned self] stack in
             do { _ = try self.responseSpec(at: 1, stack) } catch { stack.pushNil(); stack.push(message(error)); return 2 }

@@ -28,6 +28,31 @@ extension ScriptGeneration {
         }
     }
 
+    /// `mock.openapi(path, { mode =, seed = })`: every operation of the spec served (examples,
+    /// else bodies made from the schemas), below every rule the script writes; the spec is kept
+    /// as by `mock.spec`.
+    func hostOpenAPI(_ stack: LuaStack) throws -> Int32 {
+        reportingFailure(stack) {
+            let path = try stack.checkString(1, "path")
+            let modeName = stack.isNil(at: 2) ? "warn" : try stack.checkString(2, "mode")
+            guard let mode = OpenAPIContract.Mode(rawValue: modeName) else { throw LuaError.host("mode must be \"warn\" or \"enforce\", got \"\(modeName)\"") }
+            let seed = stack.isNil(at: 3) ? 0 : try stack.checkInteger(3, "seed")
+            var location = stack.isNil(at: 4) ? "" : (stack.string(at: 4) ?? "")
+            if location.hasSuffix(": ") { location.removeLast(2) }
+            let absolute = try resolve(path)
+            guard FileManager.default.fileExists(atPath: absolute) else {
+                let near = nearestFiles(to: path)
+                throw LuaError.host("'\(path)' not found in the script's folder (\(baseDirectory.path))"
+                                    + (near.isEmpty ? "" : "; nearest: " + near.joined(separator: ", ")))
+            }
+            let contract: OpenAPIContract
+            do { contract = try Self.specs.load(URL(fileURLWithPath: absolute), mode: mode) } catch { throw LuaError.host(String(describing: error)) }
+            for document in contract.documentFiles { depend(on: document) }
+            if !specDeclarations.contains(where: { $0 === contract }) { specDeclarations.append(contract) }
+            registered += OpenAPIMock(contract: contract, seed: UInt64(bitPattern: seed)).rules(location: location.isEmpty ? nil : location)
+        }
+    }
+
     /// Specs read once per file version, shared by every VM of a pool (each runs the script).
     static let specs = SpecCache()
 }
