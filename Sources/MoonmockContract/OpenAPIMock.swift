@@ -47,14 +47,18 @@ public final class OpenAPIMock: Sendable {
                     let template = item.template, baseCount = base.count
                     rules.append(Rule(id: id, method: method, pattern: pattern, priority: Self.priority, location: location, mayUseStore: false) {
                         [self] context in
-                        let path = context.request.path.split(separator: "/").dropFirst(baseCount)
-                        guard template.match(Array(path)) != nil else { return nil }
+                        // The most specific path of the spec is this one (`/pets/mine` is not `/pets/{id}`).
+                        let path = Array(context.request.path.split(separator: "/").dropFirst(baseCount))
+                        guard self.mostSpecific(path)?.template.text == template.text else { return nil }
                         return self.respond(to: context, operation)
                     })
                 }
                 let allow = item.operations.keys.sorted()
+                let template = item.template, baseCount = base.count
                 rules.append(Rule(id: "\(prefix)\(item.template.text) (other methods)", method: nil, pattern: pattern, priority: Self.priority - 1,
-                                  location: location, mayUseStore: false) { context in
+                                  location: location, mayUseStore: false) { [self] context in
+                    let path = Array(context.request.path.split(separator: "/").dropFirst(baseCount))
+                    guard self.mostSpecific(path)?.template.text == template.text else { return nil }
                     let method = context.request.method
                     if allow.contains(method) || (method == "HEAD" && allow.contains("GET")) { return nil }
                     var response = MockResponse.json(.object([
@@ -66,6 +70,11 @@ public final class OpenAPIMock: Sendable {
             }
         }
         return rules
+    }
+
+    /// The spec's path item for a path (after the base path): a literal path before a template.
+    func mostSpecific(_ path: [Substring]) -> OpenAPIContract.PathItem? {
+        contract.paths.first { $0.template.match(path) != nil }
     }
 
     /// The answer to one request of `operation`.

@@ -41,6 +41,9 @@ struct OpenAPIMockTests {
         let put = send(engine, "PUT", "/v1/pets/7")
         #expect(put.response.status == 405)
         #expect(put.response.headers["Allow"] == "DELETE, GET")
+        let literal = send(engine, "DELETE", "/v1/pets/mine")
+        #expect(literal.response.status == 405, "/pets/mine is its own path, not /pets/{petId}")
+        #expect(literal.response.headers["Allow"] == "GET")
         #expect(engine.contractSummary()["uncovered"] == .array([.string("POST /pets (createPet)")]))
     }
 
