@@ -358,6 +358,13 @@ function WebSocket:after(ms, fn) end
 ---@param opts? { mode?: "warn"|"enforce" }
 function mock.spec(path, opts) end
 
+---Every operation of an OpenAPI 3 spec served live, below the script's own rules: the spec's
+---examples (Prefer: example=NAME, Prefer: code=404), else bodies made from its schemas (the
+---same for the same path on every run), checked as mock.spec checks them.
+---@param path string
+---@param opts? { mode?: "warn"|"enforce", seed?: integer }
+function mock.openapi(path, opts) end
+
 ---Cross-origin access for browser apps: the socket server answers preflights and lets pages
 ---of these origins read every answer (while this script serves).
 ---@param opts? mock.CORSOptions
