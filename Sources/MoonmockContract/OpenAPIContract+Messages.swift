@@ -142,7 +142,18 @@ extension OpenAPIContract {
         return validate(value, schema, prefix: "/body", direction: direction)
     }
 
-    static func isJSON(_ type: String) -> Bool {
+    /// The header names the response of `operation` for `status` documents (Content-Type aside).
+    public func documentedHeaders(_ info: ContractOperation, status: Int) -> [String] {
+        guard let operation = operation(info), let responses = operation.responses else { return [] }
+        let code = String(status)
+        let key = responses.value[code] != nil ? code
+            : responses.members.first { $0.0.uppercased() == String(code.prefix(1)) + "XX" }?.0 ?? (responses.value["default"] != nil ? "default" : nil)
+        guard let key, let raw = responses.child(key) else { return [] }
+        return (documents.resolve(raw).child("headers")?.members ?? []).map(\.0).filter { $0.lowercased() != "content-type" }
+    }
+
+    /// JSON by its media type: `application/json`, `+json`, `text/json`.
+    public static func isJSON(_ type: String) -> Bool {
         type == "application/json" || type.hasSuffix("+json") || type == "text/json"
     }
 

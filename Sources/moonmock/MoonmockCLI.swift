@@ -21,6 +21,7 @@ enum MoonmockCLI {
       convert har|bundle|stubs ...       a mocks.lua from a HAR file, a Mock-Bundle or a stubs folder
       mcp --url URL                      MCP over stdio for coding agents, driving a running server
       validate SCHEMA [INSTANCE...]      JSON or YAML instances (or JSON lines) against a JSON Schema
+      drift SCRIPT --upstream URL        the same requests to the mocks and the real API: what differs
       help [COMMAND]                     show help
 
     options:
@@ -187,7 +188,7 @@ enum MoonmockCLI {
         ("serve", serveUsage, Serve.run), ("check", checkUsage, Check.run), ("test", Test.usage, Test.run),
         ("request", requestUsage, Request.run), ("init", Init.usage, Init.run), ("types", Init.typesUsage, Init.types),
         ("convert", convertUsage, Convert.run), ("record", Record.usage, Record.run),
-        ("mcp", MCPCommand.usage, MCPCommand.run), ("validate", Validate.usage, Validate.run),
+        ("mcp", MCPCommand.usage, MCPCommand.run), ("validate", Validate.usage, Validate.run), ("drift", Drift.usage, Drift.run),
     ]
     static let commands = table.map(\.name) + ["help", "version"]
 

@@ -26,13 +26,15 @@ struct CLIRunner {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL
 
     /// Runs `moonmock arguments...` in `directory`, killing it after `timeout` seconds.
-    static func run(_ arguments: [String], in directory: URL = packageRoot, timeout: TimeInterval = 30, input: String? = nil) throws -> Result {
+    static func run(_ arguments: [String], in directory: URL = packageRoot, timeout: TimeInterval = 30, input: String? = nil,
+                    environment extra: [String: String] = [:]) throws -> Result {
         let process = Subprocess()
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
         var environment = ProcessInfo.processInfo.environment
         environment["MOONMOCK_PATH"] = nil
+        environment.merge(extra) { $1 }
         process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

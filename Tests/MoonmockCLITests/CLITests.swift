@@ -20,6 +20,7 @@ struct CLITests {
       convert har|bundle|stubs ...       a mocks.lua from a HAR file, a Mock-Bundle or a stubs folder
       mcp --url URL                      MCP over stdio for coding agents, driving a running server
       validate SCHEMA [INSTANCE...]      JSON or YAML instances (or JSON lines) against a JSON Schema
+      drift SCRIPT --upstream URL        the same requests to the mocks and the real API: what differs
       help [COMMAND]                     show help
 
     options:
