@@ -64,18 +64,22 @@ public final class OpenAPIContract: ContractChecking {
         try self.init(documents: SpecDocuments(root: file), mode: mode)
     }
 
-    public init(documents: SpecDocuments, mode: Mode = .warn) throws {
+    public init(documents given: SpecDocuments, mode: Mode = .warn) throws {
+        var notes: [String] = []
+        let name = given.name(given.root.document)
+        var documents = given
+        if let swagger = given.root.value["swagger"]?.stringValue {
+            guard swagger.hasPrefix("2.") else { throw SpecDocuments.Failure(description: "\(name): Swagger \(swagger) is not read (2.0 and OpenAPI 3.x are)") }
+            documents = given.replacingRoot(Swagger2.convert(given.root.value))
+            notes.append("Swagger 2.0, read as the OpenAPI 3.0 document it describes")
+        }
         self.documents = documents
         self.mode = mode
         let root = documents.root
-        let name = documents.name(root.document)
         file = name
         guard case .object = root.value else { throw SpecDocuments.Failure(description: "\(name): not an OpenAPI document (an object at the top)") }
         guard let version = root.value["openapi"]?.stringValue, version.hasPrefix("3.") else {
-            if root.value["swagger"] != nil {
-                throw SpecDocuments.Failure(description: "\(name): Swagger 2.0 is not checked yet; convert it to OpenAPI 3 (swagger2openapi, or the Swagger Editor)")
-            }
-            throw SpecDocuments.Failure(description: "\(name): not an OpenAPI 3.x document (no \"openapi\": \"3.x\" at the top)")
+            throw SpecDocuments.Failure(description: "\(name): not an OpenAPI 3.x or Swagger 2.0 document (no \"openapi\": \"3.x\" at the top)")
         }
         let draft: JSONSchema.Draft = version.hasPrefix("3.0") ? .openAPI30 : .draft2020_12
         let docs = documents.documents
@@ -83,7 +87,6 @@ public final class OpenAPIContract: ContractChecking {
         basePaths = Self.basePaths(root.value["servers"])
         var items: [PathItem] = []
         var operations: [ContractOperation] = []
-        var notes: [String] = []
         for (template, raw) in root.child("paths")?.members ?? [] {
             let item = documents.resolve(raw)
             let shared = item.child("parameters")?.elements ?? []
@@ -95,12 +98,14 @@ public final class OpenAPIContract: ContractChecking {
                 let info = ContractOperation(id: id, method: upper, path: template)
                 operations.append(info)
                 if op.value["servers"] != nil { notes.append("\(id): its own servers are not used to match requests (the spec's are)") }
+                if op.value["callbacks"] != nil { notes.append("\(id): its callbacks are not sent or checked") }
                 let parameters = Self.merge(shared, op.child("parameters")?.elements ?? [], documents)
                 byMethod[upper] = Operation(info: info, parameters: parameters, requestBody: op.child("requestBody").map(documents.resolve),
                                             responses: op.child("responses").map(documents.resolve))
             }
             items.append(PathItem(template: PathTemplate(template), operations: byMethod))
         }
+        if root.value["webhooks"] != nil { notes.append("webhooks are not sent or checked") }
         paths = items.sorted {
             ($0.template.variableSegments, -$0.template.segments.count, $0.template.text) < ($1.template.variableSegments, -$1.template.segments.count, $1.template.text)
         }

@@ -61,8 +61,8 @@ public struct SpecDocuments: Sendable {
         public let description: String
     }
 
-    public let root: Located
-    public let documents: [String: JSONValue]
+    public private(set) var root: Located
+    public private(set) var documents: [String: JSONValue]
     /// `document NUL relative-file` → the file's URI, for every `$ref` to another file (no URL
     /// arithmetic while requests are checked).
     let fileURIs: [String: String]
@@ -97,6 +97,14 @@ public struct SpecDocuments: Sendable {
         documents = [uri: value]
         fileURIs = [:]
         root = Located(value: value, document: uri, pointer: "")
+    }
+
+    /// The same files, the root's value replaced (a Swagger 2.0 document read as OpenAPI 3).
+    public func replacingRoot(_ value: JSONValue) -> SpecDocuments {
+        var copy = self
+        copy.documents[root.document] = value
+        copy.root = Located(value: value, document: root.document, pointer: "")
+        return copy
     }
 
     /// A file's JSON, or its YAML where libyaml is.

@@ -200,8 +200,15 @@ public final class Engine: Sendable {
             }
             return finish(request, routed.response, id, routed.logs, routed.error, [], started, lane)
         }
-        let misses = NearMiss.closest(to: request, among: sets.runtime.rules + sets.script.rules, fellThrough: fellThrough)
-        let response = MockResponse.json(NearMiss.body(for: request, misses), status: 404)
+        let rules = sets.runtime.rules + sets.script.rules
+        let misses = NearMiss.closest(to: request, among: rules, fellThrough: fellThrough)
+        var response = MockResponse.json(NearMiss.body(for: request, misses), status: 404)
+        // A path rules answer, only not with this method: 405 with the methods they take.
+        let allow = NearMiss.allowedMethods(for: request, among: rules)
+        if !allow.isEmpty {
+            response.status = 405
+            response.headers["Allow"] = allow.joined(separator: ", ")
+        }
         return finish(request, response, nil, [], nil, misses, started, lane, contract: contract)
     }
 

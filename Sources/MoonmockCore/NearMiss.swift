@@ -65,6 +65,19 @@ public struct NearMiss: Sendable, Equatable {
     }
 
     /// The JSON body of the 404 answer for an unmatched request.
+    /// The methods of the rules whose pattern matches the request's path, when none of them
+    /// takes its method (nor any method); empty otherwise (a `404`). A `GET` rule takes `HEAD`.
+    static func allowedMethods(for request: MockRequest, among rules: [Rule]) -> [String] {
+        var methods: Set<String> = []
+        for rule in rules where rule.graphQLOperation == nil && rule.pattern.match(request) != nil {
+            guard let method = rule.method else { return [] }
+            if method == request.method || (method == "GET" && request.method == "HEAD") { return [] }
+            methods.insert(method)
+            if method == "GET" { methods.insert("HEAD") }
+        }
+        return methods.sorted()
+    }
+
     public static func body(for request: MockRequest, _ misses: [NearMiss]) -> JSONValue {
         .object([
             "error": .string("no rule matched \(request.method) \(request.url)"),

@@ -31,7 +31,8 @@ struct ConvertCommandTests {
         let r = try CLIRunner.run(["request", script, method, url], in: dir)
         let statusLine = r.stdout.split(separator: "\r\n").first.map(String.init) ?? ""
         let body = r.stdout.components(separatedBy: "\r\n\r\n").dropFirst().joined()
-        return statusLine.hasPrefix("HTTP/1.1 404") ? "404" : statusLine + "|" + body
+        // Unanswered: 404, or 405 where rules have the path for other methods (a bundle's rule takes any method).
+        return statusLine.hasPrefix("HTTP/1.1 404") || statusLine.hasPrefix("HTTP/1.1 405") ? "404" : statusLine + "|" + body
     }
 
     @Test("a converted Mock-Bundle answers like the bundle")

@@ -178,18 +178,18 @@ struct ContractTests {
         #expect(messages(event.request).contains { $0.hasPrefix("/body/price:") })
     }
 
-    @Test("a spec that cannot be read is a load error naming the script's line; Swagger 2.0 says what to do")
+    @Test("a spec that cannot be read is a load error naming the script's line; Swagger 1.2 says what is read")
     func badSpecs() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("contract-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try #"{"swagger": "2.0", "paths": {}}"#.write(to: folder.appendingPathComponent("old.json"), atomically: true, encoding: .utf8)
+        try #"{"swagger": "1.2", "paths": {}}"#.write(to: folder.appendingPathComponent("old.json"), atomically: true, encoding: .utf8)
         let engine = Engine()
         #expect { try engine.loadScript(source: "mock.get('/a', mock.text('a'))\nmock.spec('missing.yaml')\n", name: "mocks.lua", baseDirectory: folder.path) } throws: {
             String(describing: $0).contains("mocks.lua:2") && String(describing: $0).contains("'missing.yaml' not found")
         }
         #expect { try engine.loadScript(source: "mock.spec('old.json')\n", name: "mocks.lua", baseDirectory: folder.path) } throws: {
-            String(describing: $0).contains("Swagger 2.0")
+            String(describing: $0).contains("Swagger 1.2 is not read (2.0 and OpenAPI 3.x are)")
         }
         #expect { try engine.loadScript(source: "mock.spec('old.json', { mode = 'strict' })\n", name: "mocks.lua", baseDirectory: folder.path) } throws: {
             String(describing: $0).contains(#"mode must be "warn" or "enforce""#)

@@ -90,3 +90,31 @@ struct OpenAPIMockTests {
         #expect(send(engine, "GET", "/v1/pets").ruleID == "listPets")
     }
 }
+
+@Suite("Swagger 2.0 read as OpenAPI 3.0")
+struct Swagger2Tests {
+    @Test("checked and served: base path, body and query parameters, examples by media type, x-nullable, files")
+    func swagger2() throws {
+        let spec = try OpenAPIContract(file: ContractTests.fixtures.appendingPathComponent("swagger2.json"))
+        #expect(spec.operations.map(\.id).sorted() == ["createOrder", "listOrders", "receipt"])
+        #expect(spec.notes.contains("Swagger 2.0, read as the OpenAPI 3.0 document it describes"))
+        let engine = Engine()
+        try engine.loadScript(source: #"mock.openapi("swagger2.json")"#, name: "mocks.lua", baseDirectory: ContractTests.fixtures.path)
+        let list = engine.handle(MockRequest(method: "GET", url: "http://localhost/api/orders?status=open,shipped&limit=5"))
+        #expect(list.response.status == 200)
+        #expect(try JSONValue(parsing: list.response.body)[0]?["item"] == .string("lamp"), "the example for application/json")
+        #expect(list.contract?.isClean == true, "\(String(describing: list.contract?.json))")
+        let bad = engine.handle(MockRequest(method: "GET", url: "http://localhost/api/orders?status=lost&limit=500"))
+        #expect(bad.contract?.request.count == 2)
+        let created = engine.handle(MockRequest(method: "POST", url: "http://localhost/api/orders", headers: ["Content-Type": "application/json"],
+                                                body: Array(#"{"item": "lamp", "quantity": 1}"#.utf8)))
+        #expect(created.response.status == 201)
+        #expect(created.contract?.isClean == true, "\(String(describing: created.contract?.json)) \(String(decoding: created.response.body, as: UTF8.self))")
+        let refused = engine.handle(MockRequest(method: "POST", url: "http://localhost/api/orders", headers: ["Content-Type": "application/json"],
+                                                body: Array(#"{"item": "l"}"#.utf8)))
+        #expect(refused.contract?.request.count == 2, "minLength and the missing quantity")
+        let pdf = engine.handle(MockRequest(method: "GET", url: "http://localhost/api/orders/3/receipt")).response
+        #expect(pdf.headers["Content-Type"] == "application/pdf")
+        #expect(pdf.body.starts(with: Array("%PDF".utf8)))
+    }
+}

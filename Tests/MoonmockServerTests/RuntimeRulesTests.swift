@@ -71,7 +71,7 @@ struct RuntimeRulesTests {
         _ = try await f.add(#"{"method": "POST", "path": "/orders/:shop", "json": {"currency": "EUR", "items": [1, 2], "note": null}, "respond": {"status": 201, "json": {"id": "o-1"}}}"#)
         #expect(try await s.fetch("/orders/berlin", method: "POST", body: #"{"currency":"EUR","items":[1,2],"note":null,"total":9}"#).status == 201)
         #expect(try await s.fetch("/orders/berlin", method: "POST", body: #"{"currency":"USD","items":[1,2],"note":null}"#).status == 404)
-        #expect(try await s.fetch("/orders/berlin", method: "PUT", body: #"{"currency":"EUR","items":[1,2],"note":null}"#).status == 404)
+        #expect(try await s.fetch("/orders/berlin", method: "PUT", body: #"{"currency":"EUR","items":[1,2],"note":null}"#).status == 405)
 
         _ = try await f.add(#"{"method": "PUT", "path": "/echo", "body": {"match": "hel+o"}, "respond": {"text": "hi"}}"#)
         #expect(try await s.fetch("/echo", method: "PUT", body: "say hello").body == "hi")
