@@ -107,7 +107,7 @@ let package = Package(
         // libyaml for OpenAPI documents written in YAML (the document loader, aliases resolved).
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
         .target(name: "MoonmockYAML", dependencies: ["MoonmockCore", "CYAML"]),
-        .target(name: "MoonmockImport", dependencies: ["MoonmockCore", "MoonmockCodings", "MoonmockYAML"]),
+        .target(name: "MoonmockImport", dependencies: ["MoonmockCore", "MoonmockCodings", "MoonmockYAML", "MoonmockContract"]),
         // OpenAPI specs kept (`--spec`, `mock.spec`): requests and answers checked against them.
         // YAML where libyaml is (Linux); JSON specs everywhere.
         .target(name: "MoonmockContract", dependencies: ["MoonmockCore", "MoonmockSchema", .target(name: "MoonmockYAML", condition: linuxOnly)]),
@@ -150,7 +150,7 @@ let package = Package(
         .testTarget(name: "MoonmockContractTests", dependencies: ["MoonmockContract", "MoonmockScript", "MoonmockCore"]),
         .testTarget(name: "MoonmockClientTests", dependencies: ["MoonmockClient", "MoonmockServer", "MoonmockCore", "MoonmockScript"]),
         .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock", "MoonmockFuzz", "MoonmockTestSupport", "MoonmockProcessSupport"]),
-        .testTarget(name: "MoonmockImportTests", dependencies: ["MoonmockImport", "MoonmockYAML", "MoonmockCore", "MoonmockScript"]),
+        .testTarget(name: "MoonmockImportTests", dependencies: ["MoonmockImport", "MoonmockYAML", "MoonmockContract", "MoonmockCore", "MoonmockScript"]),
         // The same requests through both front doors: in-process and over a socket.
         .testTarget(name: "MoonmockParityTests", dependencies: ["Moonmock", "MoonmockServer", "MoonmockCore"]),
     ]

@@ -187,6 +187,33 @@ public final class OpenAPIContract: ContractChecking {
         verdict.response = checkResponse(response, request, operation)
     }
 
+    /// The first server's base path (`/v1`), or nothing.
+    public var basePathPrefix: String {
+        basePaths.first.map { $0.isEmpty ? "" : "/" + $0.joined(separator: "/") } ?? ""
+    }
+
+    /// The paths, in the spec's text order, each with its operations (by method).
+    public var pathItems: [(template: String, operations: [ContractOperation])] {
+        paths.sorted { $0.template.text < $1.template.text }.map { item in
+            (item.template.text, item.operations.keys.sorted { Self.methodOrder($0) < Self.methodOrder($1) }.map { item.operations[$0]!.info })
+        }
+    }
+
+    static func methodOrder(_ m: String) -> Int { ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"].firstIndex(of: m) ?? 9 }
+
+    /// The response keys (`200`, `4XX`, `default`) an operation documents.
+    public func responseKeys(_ info: ContractOperation) -> [String] {
+        guard case .object(let o)? = operation(info)?.responses?.value else { return [] }
+        return Array(o.keys)
+    }
+
+    /// An operation's `summary`, else its `operationId`.
+    public func summary(_ info: ContractOperation) -> String? {
+        guard let op = documents.lookup("#/paths/" + SpecDocuments.Located.escape(info.path) + "/" + info.method.lowercased(), from: documents.root.document) else { return nil }
+        let resolved = op.value["summary"] != nil || op.value["operationId"] != nil ? op : documents.resolve(op)
+        return resolved.value["summary"]?.stringValue ?? resolved.value["operationId"]?.stringValue
+    }
+
     func operation(_ info: ContractOperation) -> Operation? {
         for item in paths where item.template.text == info.path { return item.operations[info.method] }
         return nil

@@ -85,8 +85,26 @@ public final class OpenAPIMock: Sendable {
             return MockResponse(status: 204)
         }
         let (key, status) = Self.pick(Array(documented.keys), preferred: prefer["code"].flatMap { Int($0) })
-        let answer = contract.documents.resolve(responses.child(key)!)
-        var random = SeededRandom(seed: SeededRandom.seed(request.method + " " + request.path, seed))
+        let (response, note) = answer(operation, key: key, status: status, accept: request.headers["Accept"], example: prefer["example"],
+                                      seed: SeededRandom.seed(request.method + " " + request.path, seed))
+        if let note { context.log(note) }
+        return response
+    }
+
+    /// The answer an operation documents under `key` (`200`, `2XX`, `default`) with `status`:
+    /// required headers, the media type `accept` prefers, the body (an example, else made from
+    /// the schema until it validates); and a note when the body breaks the schema.
+    public func answer(_ info: ContractOperation, key: String, status: Int, accept: String? = nil, example: String? = nil,
+                       seed: UInt64) -> (MockResponse, String?) {
+        guard let operation = contract.operation(info) else { return (MockResponse(status: status), nil) }
+        return answer(operation, key: key, status: status, accept: accept, example: example, seed: seed)
+    }
+
+    func answer(_ operation: OpenAPIContract.Operation, key: String, status: Int, accept: String?, example: String?,
+                seed: UInt64) -> (MockResponse, String?) {
+        guard let responses = operation.responses, let raw = responses.child(key) else { return (MockResponse(status: status), nil) }
+        let answer = contract.documents.resolve(raw)
+        var random = SeededRandom(seed: seed)
         var response = MockResponse(status: status)
         for (name, header) in answer.child("headers")?.members ?? [] where name.lowercased() != "content-type" {
             let h = contract.documents.resolve(header)
@@ -94,16 +112,15 @@ public final class OpenAPIMock: Sendable {
             var sampler = SchemaSampler(documents: contract.documents, direction: .response, seed: random.next())
             response.headers[name] = Self.headerText(sampler.sample(schema))
         }
-        if status == 204 || status == 304 { return response }
-        guard let content = answer.child("content"), case .object(let media) = content.value, !media.isEmpty else { return response }
-        let type = Self.negotiate(Array(media.keys), accept: request.headers["Accept"])
+        if status == 204 || status == 304 { return (response, nil) }
+        guard let content = answer.child("content"), case .object(let media) = content.value, !media.isEmpty else { return (response, nil) }
+        let type = Self.negotiate(Array(media.keys), accept: accept)
         let place = content.child(type)!
-        let (value, note) = body(place, example: prefer["example"], operation: operation, random: &random)
-        if let note { context.log(note) }
-        let concrete = type.contains("*") ? (type.hasPrefix("text/") ? "text/plain" : type.hasPrefix("image/") ? "image/png" : "application/octet-stream") : type
+        let (value, note) = body(place, example: example, operation: operation, random: &random)
+        let concrete = type.contains("*") ? (type.hasPrefix("text/") ? "text/plain" : type.hasPrefix("image/") ? "image/png" : "application/json") : type
         response.headers["Content-Type"] = concrete
         response.body = MediaBodies.encode(value, as: concrete, schema: place.child("schema").map(contract.documents.resolve)?.value)
-        return response
+        return (response, note)
     }
 
     /// The body's value: the example asked for, the media's example, the first of its examples,
@@ -134,7 +151,8 @@ public final class OpenAPIMock: Sendable {
         guard let schema else { return (.null, nil) }
         var last: JSONValue = .null
         for attempt in 0..<4 {
-            var sampler = SchemaSampler(documents: contract.documents, direction: .response, seed: random.next() &+ UInt64(attempt))
+            var sampler = SchemaSampler(documents: contract.documents, direction: .response, seed: random.next() &+ UInt64(attempt),
+                                        useExamples: attempt < 2)
             last = sampler.sample(schema)
             if contract.schema.validate(last, at: schema.uri, direction: .response).isEmpty { return (last, nil) }
         }

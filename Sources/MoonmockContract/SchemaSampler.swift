@@ -13,10 +13,13 @@ public struct SchemaSampler {
     let documents: SpecDocuments
     let direction: JSONSchema.Direction
     var random: SeededRandom
+    /// Take a schema's own `example` (or first `examples` entry, or `default`) where it has one.
+    public var useExamples: Bool
 
-    public init(documents: SpecDocuments, direction: JSONSchema.Direction, seed: UInt64) {
+    public init(documents: SpecDocuments, direction: JSONSchema.Direction, seed: UInt64, useExamples: Bool = true) {
         self.documents = documents
         self.direction = direction
+        self.useExamples = useExamples
         random = SeededRandom(seed: seed)
     }
 
@@ -26,6 +29,7 @@ public struct SchemaSampler {
         let s = documents.resolve(schema)
         guard case .object(let o) = s.value else { return s.value == .bool(false) ? .null : .string("value") }
         if let value = o["const"] { return value }
+        if useExamples, let example = o["example"] ?? o["examples"]?[0] ?? o["default"] { return example }
         if case .array(let values)? = o["enum"], !values.isEmpty {
             let usable = values.filter { $0 != .null }
             return usable.isEmpty ? .null : usable[random.below(usable.count)]

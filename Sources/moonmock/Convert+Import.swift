@@ -44,12 +44,12 @@ enum ConvertImport {
             let output: ScriptWriter.Output
             var notes = 0
             if kind == "openapi" {
-                guard let data = FileManager.default.contents(atPath: file) else {
+                guard FileManager.default.isReadableFile(atPath: file) else {
                     MoonmockCLI.printError("moonmock: cannot read \(file)")
                     return 1
                 }
                 options.title = "Converted by `moonmock convert openapi \(name)`."
-                output = try OpenAPIImporter.convert(data, name: name, options: options)
+                output = try OpenAPIImporter.convert(file: URL(fileURLWithPath: file), options: options)
                 notes = output.notes.count
             } else if kind == "wiremock" {
                 options.title = "Converted by `moonmock convert wiremock \(name)`."

@@ -1,4 +1,5 @@
 import Foundation
+import MoonmockContract
 import MoonmockCore
 import MoonmockImport
 import MoonmockYAML
@@ -28,8 +29,12 @@ struct OpenAPIImportTests {
         #expect(output.ruleCount == 5 && output.notes.isEmpty)
         let (status, pets) = try json(engine, "GET", "/pets?limit=2")
         #expect(status == 200)
-        #expect(pets?[0]?["id"] == .integer(1) && pets?[0]?["tag"] == .string("dog") && pets?[0]?["born"] == .string("2026-01-01"))
-        #expect(pets?[0]?["owner"]?["email"] == .string("user@example.com") && pets?[0]?["owner"]?["pets"] == .array([]))
+        // Made from the schema, within it: the same on every run.
+        if case .integer(let id)? = pets?[0]?["id"] { #expect(id >= 1) } else { Issue.record("id: \(String(describing: pets?[0]?["id"]))") }
+        #expect(["dog", "cat"].contains(pets?[0]?["tag"]?.stringValue ?? ""))
+        #expect(pets?[0]?["born"]?.stringValue?.range(of: #"^\d{4}-\d{2}-\d{2}$"#, options: .regularExpression) != nil)
+        #expect(pets?[0]?["owner"]?["email"]?.stringValue?.contains("@example.com") == true)
+        #expect(pets == (try json(engine, "GET", "/pets").1))
         #expect(try json(engine, "POST", "/pets").1 == .object(["id": .integer(10), "name": .string("Rex"), "tag": .string("dog")]))
         #expect(try json(engine, "POST", "/pets").0 == 201)
         #expect(try json(engine, "GET", "/pets/7").1?["name"] == .string("Rex"))
@@ -49,16 +54,18 @@ struct OpenAPIImportTests {
         #expect(output.ruleCount == 2)
         let (status, order) = try json(engine, "GET", "/orders/1")
         #expect(status == 200)
-        #expect(order?["id"] == .string("3fa85f64-5717-4562-b3fc-2c963f66afa6") && order?["status"] == .string("open"))
-        #expect(order?["placed"] == .string("2026-01-01T12:00:00Z") && order?["lines"]?[0]?["sku"] == .string("string"))
+        #expect(order?["id"]?.stringValue?.range(of: #"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"#, options: .regularExpression) != nil,
+                "\(String(describing: order))")
+        #expect(order?["placed"]?.stringValue?.hasSuffix("Z") == true && order?["lines"]?[0]?["sku"]?.stringValue != nil)
         #expect(try json(engine, "POST", "/orders").1?["created"] == .bool(true))
         try engine.variants.activate("other", for: "GET /orders/:orderId")
         #expect(try json(engine, "GET", "/orders/1") == (500, .object(["error": .string("boom")])))
     }
 
-    @Test("a document that is not OpenAPI 3 says so")
+    @Test("a document that is not OpenAPI 3 or Swagger 2.0 says so")
     func notOpenAPI() throws {
-        #expect(throws: OpenAPIImporter.Failure.self) { try OpenAPIImporter.convert(Data(#"{"swagger": "2.0"}"#.utf8), name: "x.json", options: .init(title: "")) }
+        #expect(throws: OpenAPIImporter.Failure.self) { try OpenAPIImporter.convert(Data(#"{"swagger": "1.2"}"#.utf8), name: "x.json", options: .init(title: "")) }
+        #expect(throws: OpenAPIImporter.Failure.self) { try OpenAPIImporter.convert(Data(#"{"info": {}}"#.utf8), name: "x.json", options: .init(title: "")) }
         #expect(throws: OpenAPIImporter.Failure.self) { try OpenAPIImporter.convert(Data("openapi: [\n".utf8), name: "x.yaml", options: .init(title: "")) }
     }
 }
@@ -92,5 +99,40 @@ struct YAMLReaderTests {
         var bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
         for n in 1...9 { bomb += "l\(n): &l\(n) [" + Array(repeating: "*" + (n == 1 ? "a" : "l\(n - 1)"), count: 10).joined(separator: ", ") + "]\n" }
         #expect(throws: YAMLReader.Failure.self) { try YAMLReader.read(Array(bomb.utf8)) }
+    }
+}
+
+@Suite("convert openapi: answers the spec accepts")
+struct OpenAPIConvertValidityTests {
+    static let contract = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/contract")
+
+    @Test("every answer of every variant validates against its spec, the same script on every run", arguments: ["petstore.yaml", "tricky.yaml", "swagger2.json", "museum.json"])
+    func valid(file: String) throws {
+        let url = Self.contract.appendingPathComponent(file)
+        let output = try OpenAPIImporter.convert(file: url, options: .init(title: "test"))
+        #expect(try OpenAPIImporter.convert(file: url, options: .init(title: "test")).script == output.script, "deterministic")
+        let folder = try scratchFolder("openapi-valid")
+        try output.save(in: folder)
+        let engine = Engine()
+        try engine.loadScript(file: folder.appendingPathComponent("mocks.lua").path)
+        let spec = try OpenAPIContract(file: url)
+        engine.setContracts([spec], from: .commandLine)
+        var checked = 0
+        for item in spec.pathItems {
+            for operation in item.operations {
+                let target = spec.basePathPrefix + item.template.replacingOccurrences(of: "{name}.{ext}", with: "a.txt")
+                    .replacingOccurrences(of: "{petId}", with: "7").replacingOccurrences(of: "{id}", with: "7")
+                let rule = engine.allRules.first { $0.method == operation.method && $0.pattern.match(MockRequest(method: operation.method, url: "http://localhost" + target)) != nil }
+                let variants = rule.flatMap { r in engine.variants.list().first { $0.rule == r.id }?.names } ?? [""]
+                for variant in variants {
+                    if let rule, !variant.isEmpty { try engine.variants.activate(variant, for: rule.id) }
+                    let e = engine.handle(MockRequest(method: operation.method, url: "http://localhost" + target))
+                    #expect(e.contract?.response.isEmpty == true, "\(file) \(operation.method) \(target) [\(variant)]: \(String(describing: e.contract?.response)) \(String(decoding: e.response.body, as: UTF8.self))")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked >= 2)
     }
 }
