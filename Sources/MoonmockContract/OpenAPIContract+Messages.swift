@@ -63,17 +63,15 @@ extension OpenAPIContract {
         guard let responses = operation.responses else { return [] }
         let code = String(response.status)
         let range = String(code.prefix(1)) + "XX"
-        let key = responses.value[code] != nil ? code
-            : responses.members.first { $0.0.uppercased() == range }?.0 ?? (responses.value["default"] != nil ? "default" : nil)
-        var origin: String { documents.name(responses.document) + "#" + responses.pointer }
-        guard let key, let raw = responses.child(key) else {
-            let documented = responses.members.map(\.0).joined(separator: ", ")
-            return [ContractVerdict.violation("/status", origin, "status \(code) is not documented for \(operation.info.id) (documented: \(documented))")]
+        let prepared = operation.prepared[code] ?? operation.prepared[range] ?? operation.prepared[range.lowercased()] ?? operation.prepared["default"]
+        guard let prepared else {
+            let documented = operation.prepared.keys.sorted().joined(separator: ", ")
+            return [ContractVerdict.violation("/status", documents.name(responses.document) + "#" + responses.pointer,
+                                              "status \(code) is not documented for \(operation.info.id) (documented: \(documented))")]
         }
-        let answer = documents.resolve(raw)
+        let key = prepared.key
         var errors: [JSONValue] = []
-        for (name, header) in answer.child("headers")?.members ?? [] where name.lowercased() != "content-type" {
-            let h = documents.resolve(header)
+        for (name, h) in prepared.headers {
             let at = "/header/\(name)"
             let values = response.headers.values(name)
             if values.isEmpty {
@@ -88,9 +86,39 @@ extension OpenAPIContract {
         }
         // A HEAD answer, a 204 and a 304 have no body to check.
         if request.method == "HEAD" || response.status == 204 || response.status == 304 { return errors }
-        errors += checkBody(response.body, contentType: response.headers["Content-Type"], answer, required: false, direction: .response,
-                            what: "\(key) answer")
+        errors += checkBody(response.body, contentType: response.headers["Content-Type"], prepared, direction: .response, what: "\(key) answer")
         return errors
+    }
+
+    /// An answer's body against a prepared response's media types.
+    func checkBody(_ body: [UInt8], contentType: String?, _ prepared: PreparedResponse, direction: JSONSchema.Direction, what: String) -> [JSONValue] {
+        guard let content = prepared.content, !prepared.media.isEmpty else {
+            if !body.isEmpty {
+                return [ContractVerdict.violation("/body", documents.name(prepared.place.document) + "#" + prepared.place.pointer,
+                                                  "the spec documents no body for a \(what), and this one has \(body.count) bytes")]
+            }
+            return []
+        }
+        if body.isEmpty { return [] }
+        guard let contentType, !contentType.isEmpty else {
+            return checkBody(body, contentType: contentType, prepared.place, required: false, direction: direction, what: what)
+        }
+        let type = Self.mediaType(contentType)
+        let major = type.split(separator: "/").first.map(String.init) ?? type
+        guard let match = prepared.media.first(where: { $0.type == type }) ?? prepared.media.first(where: { $0.type == major + "/*" })
+                ?? prepared.media.first(where: { $0.type == "*/*" }), let media = content.child(match.name) else {
+            return checkBody(body, contentType: contentType, prepared.place, required: false, direction: direction, what: what)
+        }
+        return checkMedia(body, type: type, media, direction: direction, origin: documents.name(content.document) + "#" + content.pointer + "/" + SpecDocuments.Located.escape(match.name))
+    }
+
+    /// The media type of a Content-Type field: lower-case, without parameters.
+    static func mediaType(_ field: String) -> String {
+        var end = field.endIndex
+        if let semicolon = field.firstIndex(of: ";") { end = semicolon }
+        let t = field[..<end]
+        if t.utf8.allSatisfy({ $0 != 0x20 && $0 != 0x09 && !($0 >= 0x41 && $0 <= 0x5A) }) { return String(t) }
+        return t.trimmingCharacters(in: .whitespaces).lowercased()
     }
 
     /// A body against a `requestBody` or response object's `content`.
@@ -119,11 +147,16 @@ extension OpenAPIContract {
             return [ContractVerdict.violation("/header/Content-Type", origin + "/content",
                                               "Content-Type \(type) is not documented for the \(what) (documented: \(documented.joined(separator: ", ")))")]
         }
+        return checkMedia(body, type: type, media, direction: direction, origin: origin + "/content/" + SpecDocuments.Located.escape(match))
+    }
+
+    /// A body of media type `type` against the schema of `media` (JSON, a form, text).
+    func checkMedia(_ body: [UInt8], type: String, _ media: SpecDocuments.Located, direction: JSONSchema.Direction, origin: @autoclosure () -> String) -> [JSONValue] {
         guard let schema = media.child("schema") else { return [] }
         let value: JSONValue
         if Self.isJSON(type) {
             guard let parsed = try? JSONValue(parsing: body) else {
-                return [ContractVerdict.violation("/body", origin + "/content/" + SpecDocuments.Located.escape(match), "the body is not JSON, as \(type) says")]
+                return [ContractVerdict.violation("/body", origin(), "the body is not JSON, as \(type) says")]
             }
             value = parsed
         } else if type == "application/x-www-form-urlencoded" {

@@ -35,6 +35,30 @@ public final class OpenAPIContract: ContractChecking {
         let parameters: [Parameter]
         let requestBody: SpecDocuments.Located?
         let responses: SpecDocuments.Located?
+        /// Each documented response read once: what checking an answer needs, no `$ref` to follow.
+        var prepared: [String: PreparedResponse] = [:]
+    }
+
+    /// A documented response: its place, its headers (resolved), its media types (lower-case,
+    /// without parameters) with their places.
+    struct PreparedResponse: Sendable {
+        let key: String
+        let place: SpecDocuments.Located
+        let headers: [(name: String, place: SpecDocuments.Located)]
+        let content: SpecDocuments.Located?
+        let media: [(type: String, name: String)]
+    }
+
+    static func prepare(_ responses: SpecDocuments.Located?, _ documents: SpecDocuments) -> [String: PreparedResponse] {
+        var out: [String: PreparedResponse] = [:]
+        for (key, raw) in responses?.members ?? [] {
+            let answer = documents.resolve(raw)
+            let headers = (answer.child("headers")?.members ?? []).filter { $0.0.lowercased() != "content-type" }.map { ($0.0, documents.resolve($0.1)) }
+            let content = answer.child("content")
+            let media = (content?.members ?? []).map { (type: $0.0.lowercased().split(separator: ";")[0].trimmingCharacters(in: .whitespaces), name: $0.0) }
+            out[key] = PreparedResponse(key: key, place: answer, headers: headers, content: content, media: media)
+        }
+        return out
     }
 
     struct PathItem: Sendable {
@@ -50,6 +74,7 @@ public final class OpenAPIContract: ContractChecking {
     let basePaths: [[Substring]]
     /// Most specific first: fewer variable segments, then more segments.
     let paths: [PathItem]
+    let byTemplate: [String: PathItem]
     public let operations: [ContractOperation]
     /// The paths of the files the spec is read from (the root first).
     public var documentFiles: [String] {
@@ -100,8 +125,9 @@ public final class OpenAPIContract: ContractChecking {
                 if op.value["servers"] != nil { notes.append("\(id): its own servers are not used to match requests (the spec's are)") }
                 if op.value["callbacks"] != nil { notes.append("\(id): its callbacks are not sent or checked") }
                 let parameters = Self.merge(shared, op.child("parameters")?.elements ?? [], documents)
+                let responses = op.child("responses").map(documents.resolve)
                 byMethod[upper] = Operation(info: info, parameters: parameters, requestBody: op.child("requestBody").map(documents.resolve),
-                                            responses: op.child("responses").map(documents.resolve))
+                                            responses: responses, prepared: Self.prepare(responses, documents))
             }
             items.append(PathItem(template: PathTemplate(template), operations: byMethod))
         }
@@ -110,6 +136,7 @@ public final class OpenAPIContract: ContractChecking {
             ($0.template.variableSegments, -$0.template.segments.count, $0.template.text) < ($1.template.variableSegments, -$1.template.segments.count, $1.template.text)
         }
         self.operations = operations.sorted { ($0.path, $0.method) < ($1.path, $1.method) }
+        byTemplate = Dictionary(items.map { ($0.template.text, $0) }, uniquingKeysWith: { a, _ in a })
         self.notes = notes
     }
 
@@ -215,8 +242,7 @@ public final class OpenAPIContract: ContractChecking {
     }
 
     func operation(_ info: ContractOperation) -> Operation? {
-        for item in paths where item.template.text == info.path { return item.operations[info.method] }
-        return nil
+        byTemplate[info.path]?.operations[info.method]
     }
 
     /// Errors of `value` against the schema at `place`, as violations under `prefix`.

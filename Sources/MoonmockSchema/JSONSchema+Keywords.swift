@@ -68,7 +68,7 @@ extension JSONSchema {
             if let max = o["maxProperties"].flatMap(number), Double(members.count) > max { failHere("maxProperties", "more than \(Int(max)) properties") }
             if let min = o["minProperties"].flatMap(number), Double(members.count) < min { failHere("minProperties", "fewer than \(Int(min)) properties") }
             for name in o["required"]?.arrayItems?.compactMap(\.stringValue) ?? [] where members[name] == nil {
-                if draft == .openAPI30, let sub = o["properties"]?[name] {
+                if direction != .none, let sub = o["properties"]?[name] {
                     // A read-only property is not required in a request, a write-only one not in a response.
                     if sub["readOnly"] == .bool(true) && direction == .request { continue }
                     if sub["writeOnly"] == .bool(true) && direction == .response { continue }

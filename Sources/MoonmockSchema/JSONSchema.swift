@@ -60,6 +60,8 @@ public final class JSONSchema: @unchecked Sendable {   // immutable after init
     /// `$ref`s resolved against their bases, and the schemas found at URIs (both under `lock`).
     var resolvedRefs: [String: String] = [:]
     var foundResources: [String: (JSONValue, Bool, String)] = [:]
+    /// Entry points compiled to node trees (``compiled(at:)``), or known not to compile (under `lock`).
+    var compiledEntries: [String: CompiledEntry] = [:]
     let lock = NSLock()
     /// Whether a schema here (or a document loaded later) has `unevaluatedProperties`/`unevaluatedItems`.
     var usesUnevaluated = false
@@ -83,12 +85,17 @@ public final class JSONSchema: @unchecked Sendable {   // immutable after init
 
     /// Every error of `instance` (none when it is valid).
     public func validate(_ instance: JSONValue, direction: Direction = .none) -> [ValidationError] {
-        // A first pass without paths (most instances are valid); the errors' paths on a second.
-        var quick = Context(schema: self, direction: direction)
-        quick.scope.append(baseURI)
-        quick.paths = false
-        quick.annotations = usesUnevaluated
-        if evaluate(root, instance, base: baseURI, instancePath: "", schemaPath: "", &quick).valid { return [] }
+        // A first pass without paths (most instances are valid): the compiled tree when the
+        // schema compiles, else the interpreter; the errors' paths on a second.
+        if let node = compiled(at: baseURI) {
+            if node.valid(instance, self, direction) { return [] }
+        } else {
+            var quick = Context(schema: self, direction: direction)
+            quick.scope.append(baseURI)
+            quick.paths = false
+            quick.annotations = usesUnevaluated
+            if evaluate(root, instance, base: baseURI, instancePath: "", schemaPath: "", &quick).valid { return [] }
+        }
         var context = Context(schema: self, direction: direction)
         context.scope.append(baseURI)
         context.annotations = usesUnevaluated
@@ -111,11 +118,15 @@ public final class JSONSchema: @unchecked Sendable {   // immutable after init
         guard let (schema, byID, base) = lookupResourceCached(uri) else {
             return [ValidationError(instancePath: "", schemaPath: "", message: "cannot resolve the schema at \(uri)")]
         }
-        var quick = Context(schema: self, direction: direction)
-        quick.scope.append(URIs.stripFragment(base))
-        quick.paths = false
-        quick.annotations = usesUnevaluated
-        if evaluate(schema, instance, base: base, instancePath: "", schemaPath: "", &quick, resolved: byID).valid { return [] }
+        if let node = compiled(at: uri) {
+            if node.valid(instance, self, direction) { return [] }
+        } else {
+            var quick = Context(schema: self, direction: direction)
+            quick.scope.append(URIs.stripFragment(base))
+            quick.paths = false
+            quick.annotations = usesUnevaluated
+            if evaluate(schema, instance, base: base, instancePath: "", schemaPath: "", &quick, resolved: byID).valid { return [] }
+        }
         var context = Context(schema: self, direction: direction)
         context.scope.append(URIs.stripFragment(base))
         context.annotations = usesUnevaluated

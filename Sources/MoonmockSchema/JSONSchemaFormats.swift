@@ -10,9 +10,7 @@ public enum JSONSchemaFormats {
         switch format {
         case "date": return date(s)
         case "time": return time(s)
-        case "date-time":
-            guard let t = s.firstIndex(where: { $0 == "T" || $0 == "t" }) else { return false }
-            return date(String(s[..<t])) && time(String(s[s.index(after: t)...]))
+        case "date-time": return dateTime(s)
         case "email": return email(s)
         case "uuid":
             let bytes = Array(s.utf8)
@@ -44,32 +42,57 @@ public enum JSONSchemaFormats {
         return Int(s)
     }
 
+    /// `n` ASCII digits at `i` of `b`, as a number; `nil` otherwise. (Dates and times are read
+    /// as bytes: they are the formats an API's bodies carry most.)
+    @inline(__always)
+    static func number(_ b: UnsafeBufferPointer<UInt8>, _ i: Int, _ n: Int) -> Int? {
+        guard i + n <= b.count else { return nil }
+        var v = 0
+        for k in i..<(i + n) {
+            let d = b[k] &- 0x30
+            guard d < 10 else { return nil }
+            v = v * 10 + Int(d)
+        }
+        return v
+    }
+
     static func date(_ s: String) -> Bool {
-        let parts = s.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, let y = digits(parts[0], 4), let m = digits(parts[1], 2), let d = digits(parts[2], 2), (1...12).contains(m) else { return false }
+        var s = s
+        return s.withUTF8 { date($0[...]) }
+    }
+
+    static func date(_ b: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        let b = UnsafeBufferPointer(rebasing: b)
+        guard b.count == 10, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
+              let y = number(b, 0, 4), let m = number(b, 5, 2), let d = number(b, 8, 2), (1...12).contains(m) else { return false }
         let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1]
+        let days = m == 2 ? (leap ? 29 : 28) : (m == 4 || m == 6 || m == 9 || m == 11 ? 30 : 31)
         return (1...days).contains(d)
     }
 
     static func time(_ s: String) -> Bool {
-        var rest = Substring(s)
-        guard rest.count >= 9 else { return false }
-        guard let h = digits(rest.prefix(2), 2), rest.dropFirst(2).first == ":", let m = digits(rest.dropFirst(3).prefix(2), 2),
-              rest.dropFirst(5).first == ":", let sec = digits(rest.dropFirst(6).prefix(2), 2), h <= 23, m <= 59, sec <= 60 else { return false }
-        rest = rest.dropFirst(8)
-        if rest.first == "." {
-            rest = rest.dropFirst()
-            let fraction = rest.prefix { $0.isASCII && $0.isNumber }
-            guard !fraction.isEmpty else { return false }
-            rest = rest.dropFirst(fraction.count)
+        var s = s
+        return s.withUTF8 { time($0[...]) }
+    }
+
+    static func time(_ slice: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        let b = UnsafeBufferPointer(rebasing: slice)
+        guard b.count >= 9, let h = number(b, 0, 2), b[2] == UInt8(ascii: ":"), let m = number(b, 3, 2), b[5] == UInt8(ascii: ":"),
+              let sec = number(b, 6, 2), h <= 23, m <= 59, sec <= 60 else { return false }
+        var i = 8
+        if b[i] == UInt8(ascii: ".") {
+            i += 1
+            let start = i
+            while i < b.count, b[i] &- 0x30 < 10 { i += 1 }
+            guard i > start else { return false }
         }
         var offsetMinutes = 0
-        if rest == "Z" || rest == "z" {
+        let rest = b.count - i
+        if rest == 1 && (b[i] == UInt8(ascii: "Z") || b[i] == UInt8(ascii: "z")) {
             offsetMinutes = 0
-        } else if let sign = rest.first, sign == "+" || sign == "-", rest.count == 6, let oh = digits(rest.dropFirst().prefix(2), 2),
-                  rest.dropFirst(3).first == ":", let om = digits(rest.dropFirst(4), 2), oh <= 23, om <= 59 {
-            offsetMinutes = (sign == "+" ? 1 : -1) * (oh * 60 + om)
+        } else if rest == 6, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-"), let oh = number(b, i + 1, 2), b[i + 3] == UInt8(ascii: ":"),
+                  let om = number(b, i + 4, 2), oh <= 23, om <= 59 {
+            offsetMinutes = (b[i] == UInt8(ascii: "+") ? 1 : -1) * (oh * 60 + om)
         } else {
             return false
         }
@@ -80,31 +103,41 @@ public enum JSONSchemaFormats {
         return true
     }
 
+    static func dateTime(_ s: String) -> Bool {
+        var s = s
+        return s.withUTF8 { b in
+            guard let t = b.firstIndex(where: { $0 == UInt8(ascii: "T") || $0 == UInt8(ascii: "t") }) else { return false }
+            return date(b[..<t]) && time(b[(t + 1)...])
+        }
+    }
+
     static func email(_ s: String) -> Bool {
-        guard let at = s.lastIndex(of: "@") else { return false }
-        let local = s[..<at], domain = s[s.index(after: at)...]
+        let u = s.utf8
+        guard let at = u.lastIndex(of: UInt8(ascii: "@")) else { return false }
+        let local = u[..<at], domain = u[u.index(after: at)...]
         guard !local.isEmpty, !domain.isEmpty else { return false }
-        if local.hasPrefix("\"") && local.hasSuffix("\"") && local.count >= 2 {
+        let quote = UInt8(ascii: "\"")
+        if local.first == quote && local.last == quote && local.count >= 2 {
             // A quoted local part: any printable ASCII, quotes and backslashes escaped.
             var escaped = false
-            for c in local.dropFirst().dropLast() {
-                guard c.isASCII, c.asciiValue! >= 0x20, c.asciiValue! < 0x7F else { return false }
-                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { return false }
+            for b in local.dropFirst().dropLast() {
+                guard b >= 0x20, b < 0x7F else { return false }
+                if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == quote { return false }
             }
         } else {
             var previous: UInt8 = UInt8(ascii: ".")
-            for b in local.utf8 {
+            for b in local {
                 guard b < 0x80, Self.atextTable[Int(b)] else { return false }
                 if b == UInt8(ascii: ".") && previous == UInt8(ascii: ".") { return false }   // a leading dot, or two in a row
                 previous = b
             }
             if previous == UInt8(ascii: ".") { return false }
         }
-        if domain.hasPrefix("[") && domain.hasSuffix("]") {
-            let inner = domain.dropFirst().dropLast()
-            return inner.hasPrefix("IPv6:") ? ipv6(String(inner.dropFirst(5))) : ipv4(String(inner))
+        if domain.first == UInt8(ascii: "[") && domain.last == UInt8(ascii: "]") {
+            let inner = String(s[domain.index(after: domain.startIndex)..<domain.index(before: domain.endIndex)])
+            return inner.hasPrefix("IPv6:") ? ipv6(String(inner.dropFirst(5))) : ipv4(inner)
         }
-        return hostname(String(domain))
+        return hostname(domain)
     }
 
     /// RFC 5322's atext (and the dot), by ASCII code.
@@ -140,11 +173,13 @@ public enum JSONSchemaFormats {
         return halves.count == 2 ? groups <= 7 : groups == 8
     }
 
-    static func hostname(_ s: String) -> Bool {
+    static func hostname(_ s: String) -> Bool { hostname(s.utf8[...]) }
+
+    static func hostname(_ bytes: Substring.UTF8View) -> Bool {
         // RFC 1123 labels of letters, digits and hyphens (not first or last), 63 bytes each, 253 in all.
         var label = 0, total = 0
         var previous: UInt8 = 0
-        for b in s.utf8 {
+        for b in bytes {
             total += 1
             if b == UInt8(ascii: ".") {
                 if label == 0 || previous == UInt8(ascii: "-") { return false }

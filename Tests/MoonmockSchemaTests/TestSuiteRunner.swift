@@ -13,6 +13,9 @@ enum TestSuite {
         var failed: [String] = []
         var total: Int { passed + failed.count }
         var rate: Double { total == 0 ? 0 : Double(passed) / Double(total) }
+        /// Cases whose schema compiled to a node tree, and those where the tree's verdict was not the interpreter's.
+        var compiled = 0
+        var disagreements: [String] = []
     }
 
     /// The remotes the suite's `$ref`s reach (`http://localhost:1234/...`), from its `remotes` folder.
@@ -38,6 +41,15 @@ enum TestSuite {
                     guard let data = test["data"], case .bool(let expected)? = test["valid"] else { continue }
                     let valid = schema.isValid(data)
                     let name = "\(folder)/\(file): \(group["description"]?.stringValue ?? "?") / \(test["description"]?.stringValue ?? "?")"
+                    // The compiled tree and the interpreter must agree, case by case.
+                    if let node = schema.compiled(at: schema.baseURI) {
+                        result.compiled += 1
+                        var context = Context(schema: schema, direction: .none)
+                        context.scope.append(schema.baseURI)
+                        context.annotations = schema.usesUnevaluated
+                        let interpreted = schema.evaluate(schemaValue, data, base: schema.baseURI, instancePath: "", schemaPath: "", &context).valid
+                        if node.valid(data, schema, .none) != interpreted { result.disagreements.append(name) }
+                    }
                     if valid == expected { result.passed += 1 } else { result.failed.append(name) }
                 }
             }

@@ -21,7 +21,9 @@ struct TestSuiteTests {
           arguments: [("draft2020-12", JSONSchema.Draft.draft2020_12), ("draft2019-09", .draft2019_09), ("draft7", .draft7), ("draft4", .draft4)])
     func required(folder: String, draft: JSONSchema.Draft) {
         let result = TestSuite.run(folder, draft, formats: false)
-        print("\(folder): \(result.passed)/\(result.total) (\(String(format: "%.2f", result.rate * 100)) %)")
+        print("\(folder): \(result.passed)/\(result.total) (\(String(format: "%.2f", result.rate * 100)) %); \(result.compiled) through the compiled tree")
+        #expect(result.disagreements.isEmpty, "the compiled tree and the interpreter disagree: \(result.disagreements.prefix(10))")
+        #expect(result.compiled > result.total / 3)
         #expect(result.total > 500)
         #expect(result.rate >= 0.99)
         for name in result.failed where !Self.accepted.contains(String(name.drop { $0 != "/" }.dropFirst())) {
