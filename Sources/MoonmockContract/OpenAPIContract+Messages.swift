@@ -50,7 +50,7 @@ extension OpenAPIContract {
                 if p.required { errors.append(ContractVerdict.violation(at, origin, "the \(p.location) parameter \(p.name) is required")) }
                 continue
             }
-            if let schema = p.schema { errors += validate(value, schema, prefix: at, direction: .request) }
+            errors += validate(value, p, prefix: at, direction: .request)
         }
         if let body = operation.requestBody {
             errors += checkBody(request.body, contentType: request.headers["Content-Type"], body, required: body.value["required"] == .bool(true),
@@ -71,7 +71,7 @@ extension OpenAPIContract {
         }
         let key = prepared.key
         var errors: [JSONValue] = []
-        for (name, h) in prepared.headers {
+        for (name, h, p) in prepared.headers {
             let at = "/header/\(name)"
             let values = response.headers.values(name)
             if values.isEmpty {
@@ -80,9 +80,7 @@ extension OpenAPIContract {
                 }
                 continue
             }
-            let p = Parameter(name: name, location: "header", required: false, style: "simple", explode: h.value["explode"] == .bool(true),
-                              schema: h.child("schema"), json: false, place: h)
-            if let schema = p.schema { errors += validate(parameterValue(values, p), schema, prefix: at, direction: .response) }
+            errors += validate(parameterValue(values, p), p, prefix: at, direction: .response)
         }
         // A HEAD answer, a 204 and a 304 have no body to check.
         if request.method == "HEAD" || response.status == 204 || response.status == 304 { return errors }

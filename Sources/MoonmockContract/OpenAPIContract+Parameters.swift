@@ -5,7 +5,7 @@ import MoonmockCore
 extension OpenAPIContract {
     /// The value of a parameter given as `raw` (every query item of its name, a header's fields).
     func parameterValue(_ raw: [String], _ p: Parameter) -> JSONValue {
-        let types = self.types(p.schema)
+        let types = p.entry != nil ? p.types : self.types(p.schema)
         if types.contains("array") {
             var items: [String]
             switch (p.location, p.style) {
@@ -14,6 +14,7 @@ extension OpenAPIContract {
             case (_, "pipeDelimited"): items = raw.flatMap { $0.split(separator: "|").map(String.init) }
             default: items = raw.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
             }
+            if p.entry != nil { return .array(items.map { coerce($0, types: p.itemTypes) }) }
             let itemSchema = p.schema.map(documents.resolve)?.child("items")
             return .array(items.map { coerce($0, itemSchema) })
         }
@@ -35,12 +36,15 @@ extension OpenAPIContract {
             }
             return .object(object)
         }
-        return coerce(raw[0], p.schema)
+        return p.entry != nil ? coerce(raw[0], types: p.types) : coerce(raw[0], p.schema)
     }
 
     /// `text` as the type `schema` says (an integer, a number, a boolean, null), else a string.
     func coerce(_ text: String, _ schema: SpecDocuments.Located?) -> JSONValue {
-        let types = self.types(schema)
+        coerce(text, types: types(schema))
+    }
+
+    func coerce(_ text: String, types: Set<String>) -> JSONValue {
         if types.contains("integer"), let n = Int64(text) { return .integer(n) }
         if types.contains("number") {
             if let n = Int64(text) { return .integer(n) }
@@ -59,7 +63,9 @@ extension OpenAPIContract {
 
     /// The types a schema allows: its `type`, or those of its `allOf`/`anyOf`/`oneOf` (`$ref`s
     /// followed), with `null` for OpenAPI 3.0's `nullable`.
-    func types(_ schema: SpecDocuments.Located?, depth: Int = 0) -> Set<String> {
+    func types(_ schema: SpecDocuments.Located?) -> Set<String> { Self.types(schema, documents) }
+
+    static func types(_ schema: SpecDocuments.Located?, _ documents: SpecDocuments, depth: Int = 0) -> Set<String> {
         guard let schema, depth < 8 else { return [] }
         let s = documents.resolve(schema)
         var out: Set<String> = []
@@ -68,7 +74,7 @@ extension OpenAPIContract {
         case .array(let list)?: for t in list { if let t = t.stringValue { out.insert(t) } }
         default:
             for key in ["allOf", "anyOf", "oneOf"] {
-                for sub in s.child(key)?.elements ?? [] { out.formUnion(types(sub, depth: depth + 1)) }
+                for sub in s.child(key)?.elements ?? [] { out.formUnion(types(sub, documents, depth: depth + 1)) }
             }
             if out.isEmpty && s.value["properties"] != nil { out.insert("object") }
             if out.isEmpty && s.value["items"] != nil { out.insert("array") }

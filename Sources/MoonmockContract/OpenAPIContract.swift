@@ -28,11 +28,16 @@ public final class OpenAPIContract: ContractChecking {
         let schema: SpecDocuments.Located?
         let json: Bool
         let place: SpecDocuments.Located
+        /// The schema's types and its items' (for turning text into values), and the schema
+        /// prepared for validation: read once.
+        var types: Set<String> = []
+        var itemTypes: Set<String> = []
+        var entry: JSONSchema.Entry?
     }
 
     struct Operation: Sendable {
         let info: ContractOperation
-        let parameters: [Parameter]
+        var parameters: [Parameter]
         let requestBody: SpecDocuments.Located?
         let responses: SpecDocuments.Located?
         /// Each documented response read once: what checking an answer needs, no `$ref` to follow.
@@ -44,7 +49,7 @@ public final class OpenAPIContract: ContractChecking {
     struct PreparedResponse: Sendable {
         let key: String
         let place: SpecDocuments.Located
-        let headers: [(name: String, place: SpecDocuments.Located)]
+        var headers: [(name: String, place: SpecDocuments.Located, parameter: Parameter)]
         let content: SpecDocuments.Located?
         let media: [(type: String, name: String)]
     }
@@ -53,7 +58,11 @@ public final class OpenAPIContract: ContractChecking {
         var out: [String: PreparedResponse] = [:]
         for (key, raw) in responses?.members ?? [] {
             let answer = documents.resolve(raw)
-            let headers = (answer.child("headers")?.members ?? []).filter { $0.0.lowercased() != "content-type" }.map { ($0.0, documents.resolve($0.1)) }
+            let headers = (answer.child("headers")?.members ?? []).filter { $0.0.lowercased() != "content-type" }.map { name, raw in
+                let h = documents.resolve(raw)
+                return (name, h, Parameter(name: name, location: "header", required: false, style: "simple", explode: h.value["explode"] == .bool(true),
+                                           schema: h.child("schema"), json: false, place: h))
+            }
             let content = answer.child("content")
             let media = (content?.members ?? []).map { (type: $0.0.lowercased().split(separator: ";")[0].trimmingCharacters(in: .whitespaces), name: $0.0) }
             out[key] = PreparedResponse(key: key, place: answer, headers: headers, content: content, media: media)
@@ -132,12 +141,26 @@ public final class OpenAPIContract: ContractChecking {
             items.append(PathItem(template: PathTemplate(template), operations: byMethod))
         }
         if root.value["webhooks"] != nil { notes.append("webhooks are not sent or checked") }
+        // Types and validation entries of every parameter and response header, read once.
+        let schema = self.schema
+        for (i, item) in items.enumerated() {
+            var operations = item.operations
+            for (method, var op) in operations {
+                op.parameters = op.parameters.map { Self.prepare($0, documents, schema) }
+                for (key, var response) in op.prepared {
+                    response.headers = response.headers.map { ($0.name, $0.place, Self.prepare($0.parameter, documents, schema)) }
+                    op.prepared[key] = response
+                }
+                operations[method] = op
+            }
+            items[i] = PathItem(template: item.template, operations: operations)
+        }
         paths = items.sorted {
             ($0.template.variableSegments, -$0.template.segments.count, $0.template.text) < ($1.template.variableSegments, -$1.template.segments.count, $1.template.text)
         }
         self.operations = operations.sorted { ($0.path, $0.method) < ($1.path, $1.method) }
-        byTemplate = Dictionary(items.map { ($0.template.text, $0) }, uniquingKeysWith: { a, _ in a })
         self.notes = notes
+        byTemplate = Dictionary(paths.map { ($0.template.text, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
     /// The path of each server URL (`https://api.example.com/v1` → `/v1`; variables at their
@@ -243,6 +266,25 @@ public final class OpenAPIContract: ContractChecking {
 
     func operation(_ info: ContractOperation) -> Operation? {
         byTemplate[info.path]?.operations[info.method]
+    }
+
+    /// `p` with its types and validation entry.
+    static func prepare(_ p: Parameter, _ documents: SpecDocuments, _ schema: JSONSchema) -> Parameter {
+        var p = p
+        p.types = types(p.schema, documents)
+        p.itemTypes = types(p.schema.map(documents.resolve)?.child("items"), documents)
+        p.entry = p.schema.map { schema.entry(at: $0.uri) }
+        return p
+    }
+
+    /// Errors of `value` against a parameter's schema, as violations under `prefix`.
+    func validate(_ value: JSONValue, _ p: Parameter, prefix: String, direction: JSONSchema.Direction) -> [JSONValue] {
+        guard let place = p.schema else { return [] }
+        guard let entry = p.entry else { return validate(value, place, prefix: prefix, direction: direction) }
+        let errors = schema.validate(value, entry: entry, direction: direction)
+        if errors.isEmpty { return [] }
+        let origin = documents.name(place.document) + "#" + place.pointer
+        return errors.map { ContractVerdict.violation(prefix + $0.instancePath, origin + $0.schemaPath, $0.message) }
     }
 
     /// Errors of `value` against the schema at `place`, as violations under `prefix`.

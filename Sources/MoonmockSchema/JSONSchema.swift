@@ -106,6 +106,21 @@ public final class JSONSchema: @unchecked Sendable {   // immutable after init
 
     public func isValid(_ instance: JSONValue, direction: Direction = .none) -> Bool { validate(instance, direction: direction).isEmpty }
 
+    /// The subschema at `uri` prepared once (compiled when it can be): validating with it
+    /// skips finding the subschema again.
+    public struct Entry: @unchecked Sendable {   // the node is built once, then only read
+        let uri: String
+        let node: CompiledNode?
+    }
+
+    public func entry(at uri: String) -> Entry { Entry(uri: uri, node: compiled(at: uri)) }
+
+    /// ``validate(_:at:direction:)`` for a prepared entry.
+    public func validate(_ instance: JSONValue, entry: Entry, direction: Direction = .none) -> [ValidationError] {
+        if let node = entry.node, node.valid(instance, self, direction) { return [] }
+        return validate(instance, at: entry.uri, direction: direction, skipQuick: entry.node != nil)
+    }
+
     /// Every error of `instance` against the subschema at `uri`: an absolute URI with a JSON
     /// pointer or an anchor, in this document or one the loader gives (an OpenAPI document's
     /// `#/components/schemas/Pet`). Schema paths start at that subschema.
@@ -115,10 +130,16 @@ public final class JSONSchema: @unchecked Sendable {   // immutable after init
     /// spec.validate(pet, at: "file:///api/spec.json#/components/schemas/Pet", direction: .response)
     /// ```
     public func validate(_ instance: JSONValue, at uri: String, direction: Direction = .none) -> [ValidationError] {
+        validate(instance, at: uri, direction: direction, skipQuick: false)
+    }
+
+    func validate(_ instance: JSONValue, at uri: String, direction: Direction, skipQuick: Bool) -> [ValidationError] {
         guard let (schema, byID, base) = lookupResourceCached(uri) else {
             return [ValidationError(instancePath: "", schemaPath: "", message: "cannot resolve the schema at \(uri)")]
         }
-        if let node = compiled(at: uri) {
+        if skipQuick {
+            // The compiled tree already said invalid: straight to the errors.
+        } else if let node = compiled(at: uri) {
             if node.valid(instance, self, direction) { return [] }
         } else {
             var quick = Context(schema: self, direction: direction)
