@@ -164,7 +164,7 @@ public final class OpenAPIContract: ContractChecking {
     }
 
     /// The path of each server URL (`https://api.example.com/v1` → `/v1`; variables at their
-    /// defaults), longest first; `/` without servers.
+    /// defaults), longest first, and `/`.
     static func basePaths(_ servers: JSONValue?) -> [[Substring]] {
         var paths: Set<String> = []
         for server in servers?.arrayValue ?? [] {
@@ -179,7 +179,9 @@ public final class OpenAPIContract: ContractChecking {
             }
             paths.insert(String(path))
         }
-        if paths.isEmpty { paths = ["/"] }
+        // The root too: a client given the mock's origin alone (a base URL without the
+        // servers' path, as Prism serves) reaches the same operations.
+        paths.insert("/")
         return paths.map { $0.split(separator: "/") }.sorted { $0.count > $1.count }
     }
 

@@ -42,7 +42,7 @@ public final class OpenAPIMock: Sendable {
                 for method in item.operations.keys.sorted() {
                     let operation = item.operations[method]!
                     var id = operation.info.id
-                    if seen.contains(id) { id += " " + prefix }
+                    if seen.contains(id) { id += prefix.isEmpty ? " (at /)" : " (at \(prefix))" }
                     seen.insert(id)
                     let template = item.template, baseCount = base.count
                     rules.append(Rule(id: id, method: method, pattern: pattern, priority: Self.priority, location: location, mayUseStore: false) {
@@ -112,14 +112,20 @@ public final class OpenAPIMock: Sendable {
             var sampler = SchemaSampler(documents: contract.documents, direction: .response, seed: random.next())
             response.headers[name] = Self.headerText(sampler.sample(schema))
         }
-        if status == 204 || status == 304 { return (response, nil) }
         guard let content = answer.child("content"), case .object(let media) = content.value, !media.isEmpty else { return (response, nil) }
         let type = Self.negotiate(Array(media.keys), accept: accept)
+        if status == 204 || status == 304 {
+            // No body, but the media type a client is told to expect (Swagger 2.0's `produces`).
+            if !type.contains("*") { response.headers["Content-Type"] = type }
+            return (response, nil)
+        }
         let place = content.child(type)!
         let (value, note) = body(place, example: example, operation: operation, random: &random)
+        // A media type with neither schema nor example: that type, and no body.
+        let empty = place.value["schema"] == nil && place.value["example"] == nil && place.value["examples"] == nil
         let concrete = type.contains("*") ? (type.hasPrefix("text/") ? "text/plain" : type.hasPrefix("image/") ? "image/png" : "application/json") : type
         response.headers["Content-Type"] = concrete
-        response.body = MediaBodies.encode(value, as: concrete, schema: place.child("schema").map(contract.documents.resolve)?.value)
+        response.body = empty ? [] : MediaBodies.encode(value, as: concrete, schema: place.child("schema").map(contract.documents.resolve)?.value)
         return (response, note)
     }
 

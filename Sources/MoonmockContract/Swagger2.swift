@@ -153,6 +153,12 @@ public enum Swagger2 {
             // An example for a type the operation does not list: its own media type.
             for (type, example) in examples where content[type] == nil { content[type] = .object(["schema": schema(s), "example": example]) }
             out["content"] = .object(content)
+        } else if !produces.isEmpty || o["examples"] != nil {
+            // No schema: a body of the operation's media types, any content (2.0's `produces`
+            // says what an answer is, with or without a schema), with its examples.
+            var content = Dictionary(produces.map { ($0, JSONValue.object([:])) }, uniquingKeysWith: { a, _ in a })
+            for (type, example) in o["examples"]?.objectValue ?? [:] { content[type] = .object(["example": example]) }
+            out["content"] = .object(content)
         }
         return .object(out)
     }
