@@ -56,6 +56,9 @@ public final class SpecRunner: @unchecked Sendable {
     /// Specs every answer is checked against (`moonmock test --spec`): a test whose answers
     /// break one (or the script's own `mock.spec`) fails.
     public var contracts: [any ContractChecking] = []
+    /// Keep the requests each test sent (``requests``): `moonmock drift` sends them again.
+    public var collectRequests = false
+    public private(set) var requests: [MockRequest] = []
 
     public init(script: String, options: ScriptOptions = ScriptOptions()) {
         scriptFile = script
@@ -118,6 +121,7 @@ public final class SpecRunner: @unchecked Sendable {
                 failure = String(describing: error)
             }
             if failure == nil, let engine, let broken = Self.brokenAnswers(engine) { failure = broken }
+            if collectRequests, let engine { requests += engine.journal.entries().map(\.request) }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             results.append(Result(name: test.name, location: test.location, failure: failure, seconds: seconds))
         }

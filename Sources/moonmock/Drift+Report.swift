@@ -1,6 +1,7 @@
 import Foundation
 import MoonmockContract
 import MoonmockCore
+import MoonmockScript
 
 /// One request `moonmock drift` sends to both sides.
 struct Probe {
@@ -44,6 +45,23 @@ struct Probe {
             }
             let body = e["body_base64"]?.stringValue.flatMap { Data(base64Encoded: $0) }.map { Array($0) } ?? Array((e["body"]?.stringValue ?? "").utf8)
             return Probe(method: method, target: target, headers: headers, body: body)
+        }
+    }
+
+    /// The requests the spec tests beside `script` send (each once, in order); `nil` without tests.
+    static func from(tests script: String) -> [Probe]? {
+        let files = Test.defaultSpecs(beside: script)
+        guard !files.isEmpty else { return nil }
+        let runner = SpecRunner(script: script)
+        runner.collectRequests = true
+        for file in files { _ = runner.run(specFile: file) }
+        var seen: Set<String> = []
+        return runner.requests.compactMap { r in
+            let target = r.path + (r.rawQuery.map { "?" + $0 } ?? "")
+            let key = r.method + " " + target + " " + String(decoding: r.body, as: UTF8.self)
+            guard seen.insert(key).inserted else { return nil }
+            let headers = r.headers.fields.filter { !["host", "content-length", "connection"].contains($0.name.lowercased()) }.map { ($0.name, $0.value) }
+            return Probe(method: r.method, target: target, headers: headers, body: r.body)
         }
     }
 

@@ -19,8 +19,9 @@ enum Drift {
     when the real API cannot be reached.
 
     The requests: those of --requests FILE (the admin API's journal, GET /__moonmock/requests,
-    or a HAR file), else one per operation of --spec (its examples, else values made from its
-    schemas), else one per GET rule of the script (parameters set to 1).
+    or a HAR file), else those the spec tests beside SCRIPT (*_test.lua) send, else one per
+    operation of --spec (its examples, else values made from its schemas), else one per GET
+    rule of the script (parameters set to 1).
 
     options:
       --upstream URL         the real API's origin (and any path prefix its paths add)
@@ -104,7 +105,13 @@ enum Drift {
         }
         let requests: [Probe]
         do {
-            requests = try o.requests.map { try Probe.read(file: $0) } ?? contract.map(Probe.from(spec:)) ?? Probe.from(rules: engine.allRules)
+            if let file = o.requests {
+                requests = try Probe.read(file: file)
+            } else if let tested = Probe.from(tests: o.script), !tested.isEmpty {
+                requests = tested
+            } else {
+                requests = contract.map(Probe.from(spec:)) ?? Probe.from(rules: engine.allRules)
+            }
         } catch {
             MoonmockCLI.printError("moonmock: --requests: \(error)")
             return 1

@@ -87,6 +87,12 @@ struct DriftCommandTests {
         let fromSpec = try CLIRunner.run(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:\(port)", "--spec", "petstore.yaml", "--json"], in: dir)
         let report = try JSONSerialization.jsonObject(with: Data(fromSpec.stdout.utf8)) as? [String: Any]
         #expect(report?["total"] as? Int == 6, "one request per operation: \(fromSpec.stdout)")
+        // Without --requests or --spec: the requests the spec tests beside the script send.
+        try Data(#"test("a pet", function() expect(request{ url = "/v1/pets/4" }.status):equals(200) end)"#.utf8)
+            .write(to: dir.appendingPathComponent("mocks_test.lua"))
+        let fromTests = try CLIRunner.run(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:\(port)"], in: dir)
+        #expect(fromTests.status == 0)
+        #expect(fromTests.stdout == "✔ GET /v1/pets/4\n0 of 1 request drifted\n", "\(fromTests.stdout)")
         let unreachable = try CLIRunner.run(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:9", "--requests", "journal.json"], in: dir)
         #expect(unreachable.status == 2, "\(unreachable.stdout) \(unreachable.stderr)")
         #expect(try CLIRunner.run(["drift", "mocks.lua"], in: dir).status == 64)
