@@ -30,6 +30,30 @@ let lua: Target = vendoredLua
     )
     : .systemLibrary(name: "CLua", pkgConfig: "lua5.4", providers: [.apt(["liblua5.4-dev"]), .brew(["lua@5.4"])])
 
+// libyaml, the same way: Apple platforms (and Linux with MOONMOCK_YAML=vendored) build 0.2.5 from
+// its own sources (Sources/CYAMLVendored, a third-party folder); Linux links Debian's libyaml.
+#if os(Linux)
+let vendoredYAML = Context.environment["MOONMOCK_YAML"] == "vendored"
+#else
+let vendoredYAML = true
+#endif
+
+let yaml: Target = vendoredYAML
+    ? .target(
+        name: "CYAML",
+        path: "Sources/CYAMLVendored",
+        exclude: ["third-party/libyaml-0.2.5/README.md", "third-party/libyaml-0.2.5/License"],
+        sources: ["third-party/libyaml-0.2.5/src"],
+        publicHeadersPath: "include",
+        cSettings: [
+            // What libyaml's own build (config.h) defines; a static library's declarations.
+            .define("YAML_VERSION_MAJOR", to: "0"), .define("YAML_VERSION_MINOR", to: "2"), .define("YAML_VERSION_PATCH", to: "5"),
+            .define("YAML_VERSION_STRING", to: "\"0.2.5\""), .define("YAML_DECLARE_STATIC"),
+            .headerSearchPath("third-party/libyaml-0.2.5/include"),
+        ]
+    )
+    : .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])])
+
 /// The platforms where a C library the library products can do without exists as a system library.
 let linuxOnly = TargetDependencyCondition.when(platforms: [Platform.linux])
 
@@ -105,12 +129,12 @@ let package = Package(
         .target(name: "MoonmockProxy", dependencies: ["MoonmockCore", "CCurl"]),
         // Exchanges (recorded, or read from HAR and other formats) to an editable mocks.lua: the one ScriptWriter.
         // libyaml for OpenAPI documents written in YAML (the document loader, aliases resolved).
-        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
+        yaml,
         .target(name: "MoonmockYAML", dependencies: ["MoonmockCore", "CYAML"]),
         .target(name: "MoonmockImport", dependencies: ["MoonmockCore", "MoonmockCodings", "MoonmockYAML", "MoonmockContract"]),
-        // OpenAPI specs kept (`--spec`, `mock.spec`): requests and answers checked against them.
-        // YAML where libyaml is (Linux); JSON specs everywhere.
-        .target(name: "MoonmockContract", dependencies: ["MoonmockCore", "MoonmockSchema", .target(name: "MoonmockYAML", condition: linuxOnly)]),
+        // OpenAPI specs kept (`--spec`, `mock.spec`, `mock.openapi`): requests and answers
+        // checked against them, in YAML or JSON on every platform.
+        .target(name: "MoonmockContract", dependencies: ["MoonmockCore", "MoonmockSchema", "MoonmockYAML"]),
         // hiredis for `moonmock serve --store redis://`: replicas sharing state, counters, switches and the journal.
         // (No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which the Glibc module was not built with.)
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"]), .brew(["hiredis"])]),

@@ -3,7 +3,9 @@
 
 // libyaml for `moonmock convert openapi SPEC.yaml`: the document loader (anchors and aliases
 // resolved into shared nodes), read into JSON values by MoonmockImport's YAMLReader.
+#ifndef YAML_H   // the vendored build included libyaml's own header first
 #include <yaml.h>
+#endif
 
 // The node's fields Swift cannot reach through the union.
 static inline const unsigned char *mm_yaml_scalar(yaml_node_t *node, size_t *length, int *style) {

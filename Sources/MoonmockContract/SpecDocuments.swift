@@ -1,8 +1,6 @@
 import Foundation
 import MoonmockCore
-#if canImport(MoonmockYAML)
 import MoonmockYAML
-#endif
 
 /// An OpenAPI spec's files: the root and every file its `$ref`s reach, read once, each by its
 /// absolute `file:` URI.
@@ -107,7 +105,7 @@ public struct SpecDocuments: Sendable {
         return copy
     }
 
-    /// A file's JSON, or its YAML where libyaml is.
+    /// A file's JSON, or its YAML.
     public static func read(_ url: URL) throws -> JSONValue {
         let name = url.lastPathComponent
         let bytes: [UInt8]
@@ -118,12 +116,7 @@ public struct SpecDocuments: Sendable {
         if first == UInt8(ascii: "{") || name.hasSuffix(".json") {
             do { return try JSONValue(parsing: bytes) } catch { throw Failure(description: "\(name): not JSON: \(error)") }
         }
-        #if canImport(MoonmockYAML)
         do { return try YAMLReader.read(bytes) } catch { throw Failure(description: "\(name): \(error)") }
-        #else
-        // Apple platforms' builds have no libyaml: JSON specs only there.
-        throw Failure(description: "\(name): YAML specs need libyaml, which this build does not have; give the spec as JSON")
-        #endif
     }
 
     /// Every `$ref` string in `value` (data under `example`/`examples`/`enum`/`const` left alone).
