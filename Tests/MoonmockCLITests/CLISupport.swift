@@ -46,3 +46,10 @@ func launchServe(_ arguments: [String], environment extra: [String: String] = [:
     }
     return (process, out, text)
 }
+
+/// `CLIRunner.run` on a thread of its own (see ``cliThread(_:)``): a test that waits for the
+/// binary must not hold one of the cooperative pool's few threads while it does.
+func runCLI(_ arguments: [String], in directory: URL = CLIRunner.packageRoot, input: String? = nil,
+            environment: [String: String] = [:]) async throws -> CLIRunner.Result {
+    try await cliThread { Result { try CLIRunner.run(arguments, in: directory, input: input, environment: environment) } }.get()
+}

@@ -45,17 +45,17 @@ struct ContractCommandTests {
     }
 
     @Test("serve: an unreadable spec exits 1 naming it; a wrong --spec-mode is a usage error (64)")
-    func serveErrors() throws {
-        let missing = try CLIRunner.run(["serve", "examples/mocks.lua", "--port", "0", "--spec", "nowhere.yaml"])
+    func serveErrors() async throws {
+        let missing = try await runCLI(["serve", "examples/mocks.lua", "--port", "0", "--spec", "nowhere.yaml"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("--spec: ") && missing.stderr.contains("nowhere.yaml"), "\(missing.stderr)")
-        let mode = try CLIRunner.run(["serve", "examples/mocks.lua", "--spec-mode", "strict"])
+        let mode = try await runCLI(["serve", "examples/mocks.lua", "--spec-mode", "strict"])
         #expect(mode.status == 64)
         #expect(mode.stderr.contains("--spec-mode takes warn or enforce, got 'strict'"))
     }
 
     @Test("test --spec fails a spec test whose answers break the spec, naming the operation and the place")
-    func testSpec() throws {
+    func testSpec() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("contract-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -67,8 +67,8 @@ struct ContractCommandTests {
         test("the list", function() expect(request{ url = "/v1/pets" }.status):equals(200) end)
         test("one pet", function() expect(request{ url = "/v1/pets/7", headers = { ["X-Request-ID"] = "x" } }.status):equals(200) end)
         """#.utf8).write(to: folder.appendingPathComponent("mocks_test.lua"))
-        #expect(try CLIRunner.run(["test", "mocks.lua"], in: folder).status == 0)
-        let r = try CLIRunner.run(["test", "mocks.lua", "--spec", Self.fixtures.appendingPathComponent("petstore.yaml").path], in: folder)
+        #expect(try await runCLI(["test", "mocks.lua"], in: folder).status == 0)
+        let r = try await runCLI(["test", "mocks.lua", "--spec", Self.fixtures.appendingPathComponent("petstore.yaml").path], in: folder)
         #expect(r.status == 1)
         #expect(r.stdout.contains("✔ the list"), "\(r.stdout)")
         #expect(r.stdout.contains("✘ one pet"))

@@ -40,14 +40,14 @@ struct DriftCommandTests {
     }
 
     @Test("a changed type and a dropped field: both reported, exit 1; the token is sent and never printed")
-    func drift() throws {
+    func drift() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let (upstream, _, text) = try launchServe([dir.appendingPathComponent("real.lua").path, "--port", "0", "--no-watch"], until: "admin API")
         defer { upstream.stop() }
         let port = try #require(text.split(separator: "\n").first { $0.contains("serving") }?.split(separator: ":").last.flatMap { Int($0) })
         let junit = dir.appendingPathComponent("drift.xml")
-        let r = try CLIRunner.run(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:\(port)", "--requests", "journal.json",
+        let r = try await runCLI(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:\(port)", "--requests", "journal.json",
                                    "--spec", "petstore.yaml", "--token-env", "REAL_API_TOKEN", "--json", "--junit", junit.path],
                                   in: dir, environment: ["REAL_API_TOKEN": "s3cret-token"])
         #expect(r.status == 1, "\(r.stdout) \(r.stderr)")
@@ -68,34 +68,34 @@ struct DriftCommandTests {
         #expect(!r.stdout.contains("s3cret-token") && !xml.contains("s3cret-token") && !r.stderr.contains("s3cret-token"))
 
         // Without the token the real API says 401: a status drift, in the table.
-        let plain = try CLIRunner.run(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:\(port)", "--requests", "journal.json"], in: dir)
+        let plain = try await runCLI(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:\(port)", "--requests", "journal.json"], in: dir)
         #expect(plain.status == 1)
         #expect(plain.stdout.contains("✘ GET /v1/pets\n    status: 200 in the mock, 401 in the real API"), "\(plain.stdout)")
         #expect(plain.stdout.hasSuffix("2 of 2 requests drifted\n"))
     }
 
     @Test("no drift: exit 0; requests made from the spec; an unreachable real API exits 2; usage errors 64")
-    func clean() throws {
+    func clean() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let (upstream, _, text) = try launchServe([dir.appendingPathComponent("mocks.lua").path, "--port", "0", "--no-watch"], until: "admin API")
         defer { upstream.stop() }
         let port = try #require(text.split(separator: "\n").first { $0.contains("serving") }?.split(separator: ":").last.flatMap { Int($0) })
-        let same = try CLIRunner.run(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:\(port)", "--requests", "journal.json", "--values"], in: dir)
+        let same = try await runCLI(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:\(port)", "--requests", "journal.json", "--values"], in: dir)
         #expect(same.status == 0, "\(same.stdout)")
         #expect(same.stdout.contains("✔ GET /v1/pets\n"))
-        let fromSpec = try CLIRunner.run(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:\(port)", "--spec", "petstore.yaml", "--json"], in: dir)
+        let fromSpec = try await runCLI(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:\(port)", "--spec", "petstore.yaml", "--json"], in: dir)
         let report = try JSONSerialization.jsonObject(with: Data(fromSpec.stdout.utf8)) as? [String: Any]
         #expect(report?["total"] as? Int == 6, "one request per operation: \(fromSpec.stdout)")
         // Without --requests or --spec: the requests the spec tests beside the script send.
         try Data(#"test("a pet", function() expect(request{ url = "/v1/pets/4" }.status):equals(200) end)"#.utf8)
             .write(to: dir.appendingPathComponent("mocks_test.lua"))
-        let fromTests = try CLIRunner.run(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:\(port)"], in: dir)
+        let fromTests = try await runCLI(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:\(port)"], in: dir)
         #expect(fromTests.status == 0)
         #expect(fromTests.stdout == "✔ GET /v1/pets/4\n0 of 1 request drifted\n", "\(fromTests.stdout)")
-        let unreachable = try CLIRunner.run(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:9", "--requests", "journal.json"], in: dir)
+        let unreachable = try await runCLI(["drift", "mocks.lua", "--upstream", "http://127.0.0.1:9", "--requests", "journal.json"], in: dir)
         #expect(unreachable.status == 2, "\(unreachable.stdout) \(unreachable.stderr)")
-        #expect(try CLIRunner.run(["drift", "mocks.lua"], in: dir).status == 64)
-        #expect(try CLIRunner.run(["drift", "mocks.lua", "--upstream", "http://x", "--bogus"], in: dir).status == 64)
+        #expect(try await runCLI(["drift", "mocks.lua"], in: dir).status == 64)
+        #expect(try await runCLI(["drift", "mocks.lua", "--upstream", "http://x", "--bogus"], in: dir).status == 64)
     }
 }

@@ -15,10 +15,10 @@ struct ValidateCommandTests {
     }
 
     @Test("files: one JSON line each, a $ref to a YAML file beside the schema, exit 1 when any is invalid")
-    func files() throws {
+    func files() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try CLIRunner.run(["validate", "pet.json", "good.json", "bad.json"], in: dir)
+        let r = try await runCLI(["validate", "pet.json", "good.json", "bad.json"], in: dir)
         #expect(r.status == 1)
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 2)
@@ -26,21 +26,21 @@ struct ValidateCommandTests {
         #expect(lines[1] == #"{"errors":[{"instance_path":"/id","message":"expected integer, got string","schema_path":"/properties/id/type"},"#
                 + #"{"instance_path":"/owner/email","message":"not a valid email","schema_path":"/properties/owner/$ref/properties/email/format"}],"#
                 + #""instance":"bad.json","valid":false}"#, "\(r.stdout)")
-        #expect(try CLIRunner.run(["validate", "pet.json", "good.json"], in: dir).status == 0)
+        #expect(try await runCLI(["validate", "pet.json", "good.json"], in: dir).status == 0)
     }
 
     @Test("JSON lines on standard input; --draft; usage errors exit 64; an unreadable instance exits 2")
-    func stdinAndErrors() throws {
+    func stdinAndErrors() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try CLIRunner.run(["validate", "pet.json"], in: dir, input: "{\"id\": 1}\n{}\n")
+        let r = try await runCLI(["validate", "pet.json"], in: dir, input: "{\"id\": 1}\n{}\n")
         #expect(r.status == 1)
         #expect(r.stdout == "{\"errors\":[],\"valid\":true}\n{\"errors\":[{\"instance_path\":\"\",\"message\":\"id is required\",\"schema_path\":\"/required\"}],\"valid\":false}\n", "\(r.stdout)")
         // draft 4: exclusiveMaximum is a flag beside maximum.
         try Data(#"{"maximum": 5, "exclusiveMaximum": true}"#.utf8).write(to: dir.appendingPathComponent("d4.json"))
-        #expect(try CLIRunner.run(["validate", "d4.json", "--draft", "4"], in: dir, input: "5\n").status == 1)
-        #expect(try CLIRunner.run(["validate", "--draft", "9", "d4.json"], in: dir).status == 64)
-        #expect(try CLIRunner.run(["validate"], in: dir).status == 64)
-        #expect(try CLIRunner.run(["validate", "pet.json", "missing.json"], in: dir).status == 2)
+        #expect(try await runCLI(["validate", "d4.json", "--draft", "4"], in: dir, input: "5\n").status == 1)
+        #expect(try await runCLI(["validate", "--draft", "9", "d4.json"], in: dir).status == 64)
+        #expect(try await runCLI(["validate"], in: dir).status == 64)
+        #expect(try await runCLI(["validate", "pet.json", "missing.json"], in: dir).status == 2)
     }
 }
