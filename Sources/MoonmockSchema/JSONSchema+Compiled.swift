@@ -40,9 +40,19 @@ final class CompiledNode: @unchecked Sendable {   // built once, then only read
 
     /// Whether `v` is valid; `draft` for integers and formats, `direction` for OpenAPI's read/write-only.
     func valid(_ v: JSONValue, _ schema: JSONSchema, _ direction: JSONSchema.Direction) -> Bool {
+        var overflow = false
+        // Past the depth limit the tree cannot tell (a `not` would turn a cut-off into a pass):
+        // "invalid", and the interpreter decides.
+        return valid(v, schema, direction, depth: 0, &overflow) && !overflow
+    }
+
+    func valid(_ v: JSONValue, _ schema: JSONSchema, _ direction: JSONSchema.Direction, depth: Int, _ overflow: inout Bool) -> Bool {
         if let always { return always }
+        // A schema that refers to itself without consuming the instance (`allOf: [{$ref: "#"}]`).
+        guard depth < 200, !overflow else { overflow = true; return false }
+        let depth = depth + 1
         if nullable && v == .null { return true }
-        if let ref, !ref.valid(v, schema, direction) { return false }
+        if let ref, !ref.valid(v, schema, direction, depth: depth, &overflow) { return false }
         if !types.isEmpty && !types.contains(where: { JSONSchema.hasType(v, $0, draft: schema.draft) }) { return false }
         if let enumValues, !enumValues.contains(where: { jsonEqual($0, v) }) { return false }
         if let constValue, !jsonEqual(constValue, v) { return false }
@@ -69,7 +79,7 @@ final class CompiledNode: @unchecked Sendable {   // built once, then only read
             if uniqueItems {
                 for i in list.indices { for j in list.indices where j > i && jsonEqual(list[i], list[j]) { return false } }
             }
-            if let items { for item in list where !items.valid(item, schema, direction) { return false } }
+            if let items { for item in list where !items.valid(item, schema, direction, depth: depth, &overflow) { return false } }
         case .object(let members):
             if let maxProperties, Double(members.count) > maxProperties { return false }
             if let minProperties, Double(members.count) < minProperties { return false }
@@ -79,8 +89,8 @@ final class CompiledNode: @unchecked Sendable {   // built once, then only read
                 if let p = properties[name] {
                     if p.isRequired { requiredSeen += 1 }
                     if direction == .request && p.readOnly || direction == .response && p.writeOnly { return false }
-                    if !p.valid(value, schema, direction) { return false }
-                } else if let additional, !additional.valid(value, schema, direction) {
+                    if !p.valid(value, schema, direction, depth: depth, &overflow) { return false }
+                } else if let additional, !additional.valid(value, schema, direction, depth: depth, &overflow) {
                     return false
                 }
             }
@@ -92,17 +102,21 @@ final class CompiledNode: @unchecked Sendable {   // built once, then only read
             }
         default: break
         }
-        for sub in allOf where !sub.valid(v, schema, direction) { return false }
-        if !anyOf.isEmpty && !anyOf.contains(where: { $0.valid(v, schema, direction) }) { return false }
+        for sub in allOf where !sub.valid(v, schema, direction, depth: depth, &overflow) { return false }
+        if !anyOf.isEmpty {
+            var any = false
+            for sub in anyOf where sub.valid(v, schema, direction, depth: depth, &overflow) { any = true; break }
+            if !any { return false }
+        }
         if !oneOf.isEmpty {
             var passing = 0
-            for sub in oneOf where sub.valid(v, schema, direction) {
+            for sub in oneOf where sub.valid(v, schema, direction, depth: depth, &overflow) {
                 passing += 1
                 if passing > 1 { return false }
             }
             if passing != 1 { return false }
         }
-        if let not, not.valid(v, schema, direction) { return false }
+        if let not, not.valid(v, schema, direction, depth: depth, &overflow) { return false }
         return true
     }
 }

@@ -51,3 +51,19 @@ struct TestSuiteTests {
         }
     }
 }
+
+@Suite("compiled trees: schemas that refer to themselves")
+struct CompiledSelfReferenceTests {
+    @Test("a reference back to the root without consuming the instance ends, and agrees with the interpreter",
+          arguments: [##"{"allOf": [{"$ref": "#"}]}"##, ##"{"not": {"$ref": "#"}}"##, ##"{"anyOf": [{"$ref": "#"}], "type": "integer"}"##])
+    func selfReference(text: String) throws {
+        let schema = JSONSchema(try JSONValue(parsing: Array(text.utf8)))
+        for instance: JSONValue in [.integer(1), .string("x"), .null] {
+            let errors = schema.validate(instance)
+            var context = Context(schema: schema, direction: .none)
+            context.scope.append(schema.baseURI)
+            let interpreted = schema.evaluate(schema.root, instance, base: schema.baseURI, instancePath: "", schemaPath: "", &context).valid
+            #expect(errors.isEmpty == interpreted, "\(text) \(instance)")
+        }
+    }
+}
