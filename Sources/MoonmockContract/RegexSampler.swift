@@ -1,3 +1,4 @@
+import MoonmockCore
 /// A string an ECMAScript-style `pattern` matches: literals, escapes (`\d`, `\w`, `\s`, `\.`),
 /// classes (`[a-z0-9_]`, `[^...]`), `.`, groups (`(...)`, `(?:...)`), alternation and
 /// quantifiers (`?`, `*`, `+`, `{n}`, `{n,}`, `{n,m}`). A pattern is a search: without `^` and `$`

@@ -15,6 +15,9 @@ public struct SchemaSampler {
     var random: SeededRandom
     /// Take a schema's own `example` (or first `examples` entry, or `default`) where it has one.
     public var useExamples: Bool
+    /// Plausible values (`mock.schema`): formats and property names (`email`, `city`,
+    /// `created_at` …) drawn from this generator instead of placeholders.
+    public var fake: Fake?
 
     public init(documents: SpecDocuments, direction: JSONSchema.Direction, seed: UInt64, useExamples: Bool = true) {
         self.documents = documents
@@ -25,7 +28,7 @@ public struct SchemaSampler {
 
     /// A value `schema` accepts (as far as it can be made: a schema no finite value meets gets
     /// its closest attempt).
-    public mutating func sample(_ schema: SpecDocuments.Located, depth: Int = 0) -> JSONValue {
+    public mutating func sample(_ schema: SpecDocuments.Located, depth: Int = 0, name: String? = nil) -> JSONValue {
         let s = documents.resolve(schema)
         guard case .object(let o) = s.value else { return s.value == .bool(false) ? .null : .string("value") }
         if let value = o["const"] { return value }
@@ -49,10 +52,10 @@ public struct SchemaSampler {
         case "object": return sampleObject(s, depth: depth)
         case "array": return sampleArray(s, depth: depth)
         case "integer": return .integer(sampleInteger(o))
-        case "number": return sampleNumber(o)
+        case "number": return plausibleNumber(o, name: name) ?? sampleNumber(o)
         case "boolean": return .bool(random.below(2) == 0)
         case "null": return .null
-        default: return .string(sampleString(o))
+        default: return .string(plausibleString(o, name: name) ?? sampleString(o))
         }
     }
 
@@ -99,7 +102,7 @@ public struct SchemaSampler {
         var object: [String: JSONValue] = [:]
         let requiredNames = Set(required.compactMap(\.stringValue))
         for name in places.keys.sorted() where include(name, places[name]!, required: requiredNames.contains(name), depth: depth) {
-            object[name] = sample(places[name]!, depth: depth + 1)
+            object[name] = sample(places[name]!, depth: depth + 1, name: name)
         }
         // A discriminator's property names the schema it is.
         if let property = merged["discriminator"]?["propertyName"]?.stringValue, object[property] == nil || object[property]?.stringValue == nil,
@@ -122,7 +125,7 @@ public struct SchemaSampler {
         var object: [String: JSONValue] = [:]
         let required = Set((s.value["required"]?.arrayValue ?? []).compactMap(\.stringValue))
         for (name, place) in s.child("properties")?.members ?? [] where include(name, place, required: required.contains(name), depth: depth) {
-            object[name] = sample(place, depth: depth + 1)
+            object[name] = sample(place, depth: depth + 1, name: name)
         }
         // Required names without a property schema, and a minimum count of members.
         for name in required.sorted() where object[name] == nil && s.value["properties"]?[name] == nil { object[name] = .string("value") }
@@ -175,29 +178,4 @@ public struct SchemaSampler {
         default: return nil
         }
     }
-}
-
-/// SplitMix64: small, fast and the same everywhere (Swift's own generators are not seedable).
-public struct SeededRandom {
-    var state: UInt64
-
-    public init(seed: UInt64) { state = seed }
-
-    /// A seed from text (FNV-1a): the same text, the same seed, on every machine.
-    public static func seed(_ text: String, _ base: UInt64 = 0) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ base
-        for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return h
-    }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// 0..<n (0 when n is 0).
-    public mutating func below(_ n: Int) -> Int { n <= 0 ? 0 : Int(next() % UInt64(n)) }
 }

@@ -12,16 +12,20 @@ public struct MockEnvironment: Sendable {
     }
     public var uuid: @Sendable () -> String
     public var random: RandomSource
+    /// What `mock.fake` and chaos are seeded from (`--seed`, `Moonmock(seed:)`): 0 unless set, so
+    /// fake data is the same from run to run, and chaos fails the same requests.
+    public var seed: UInt64 = 0
     /// `now` is the real clock: the engine may derive journal timestamps from the monotonic
     /// clock reading it takes anyway, instead of reading the wall clock once more.
     var usesSystemClock = false
     /// Whether `now` is the real clock (the server then writes its `Date` field from `time()`).
     public var isSystemClock: Bool { usesSystemClock }
 
-    public init(now: @escaping @Sendable () -> Double, uuid: @escaping @Sendable () -> String, random: RandomSource) {
+    public init(now: @escaping @Sendable () -> Double, uuid: @escaping @Sendable () -> String, random: RandomSource, seed: UInt64 = 0) {
         self.now = now
         self.uuid = uuid
         self.random = random
+        self.seed = seed
     }
 
     /// The real clock, random UUIDs and a randomly seeded generator.
@@ -46,7 +50,15 @@ public struct MockEnvironment: Sendable {
                     return "00000000-0000-4000-8000-" + String(repeating: "0", count: max(0, 12 - tail.count)) + tail
                 }
             },
-            random: RandomSource(seed: seed))
+            random: RandomSource(seed: seed), seed: seed)
+    }
+
+    /// This environment with `seed` for fake data and chaos, and `math.random` seeded by it too.
+    public func seeded(_ seed: UInt64) -> MockEnvironment {
+        var copy = self
+        copy.seed = seed
+        copy.random = RandomSource(seed: seed)
+        return copy
     }
 
     /// `now` as an ISO 8601 UTC timestamp with milliseconds.

@@ -51,6 +51,30 @@ public final class RequestContext: @unchecked Sendable {
         logs.append("… (log output cut: a request keeps at most \(Self.logLimitBytes / 1024) KiB of it)")
     }
 
+    /// This request's fake data (`mock.fake`, `{{fake.…}}`): seeded by the engine's seed, the rule
+    /// (its id and `file:line`) and how many answers the rule gave before, so that the same
+    /// requests in the same order get the same values on every run, replica and machine.
+    public lazy var fake: Fake = {
+        var key = SeededRandom.seed("when")
+        var count = UInt64(bitPattern: Int64(request.id))
+        if let rule {
+            key = SeededRandom.seed(rule.id + "@" + (rule.location ?? ""))
+            count = UInt64(rule.hits)
+        }
+        return Fake(seed: SeededRandom.mix(engine.environment.seed ^ key, count), now: engine.environment.now())
+    }()
+
+    /// A value of ``fake`` in `locale` (the generator's own otherwise).
+    public func fakeValue(_ kind: String, _ arguments: [String: JSONValue], locale: FakeLocale?) throws -> JSONValue {
+        if let locale, locale != fake.locale {
+            let kept = fake.locale
+            fake.locale = locale
+            defer { fake.locale = kept }
+            return try fake.value(kind, arguments)
+        }
+        return try fake.value(kind, arguments)
+    }
+
     /// The most `mock.log` output one request keeps.
     public static let logLimitBytes = 64 * 1024
     private var loggedBytes = 0

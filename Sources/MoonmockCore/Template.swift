@@ -5,7 +5,9 @@ import Foundation
 /// Placeholders: `uuid`, `now` (ISO 8601), `timestamp` (epoch seconds), `state.KEY`,
 /// `req.method|url|scheme|host|port|path|body|id`, `req.params.NAME`, `req.query.NAME`,
 /// `req.headers.NAME`, `req.cookies.NAME`, `req.json.a.b.1` (array positions count from 1,
-/// as in Lua). A missing value renders as an empty string.
+/// as in Lua), `fake.KIND` with `name=value` arguments (`{{fake.name}}`,
+/// `{{fake.int min=1 max=9}}`, `{{fake.city locale=de}}`: ``Fake``, seeded per request). A missing
+/// value renders as an empty string.
 ///
 /// ```swift
 /// let t = try Template(#"{"id":"{{uuid}}","sku":"{{req.json.sku}}"}"#)
@@ -15,6 +17,8 @@ public struct Template: Sendable {
     enum Piece: Sendable {
         case text([UInt8])
         case value(path: [String])
+        /// `fake.KIND` and its arguments (`locale` among them).
+        case fake(kind: String, arguments: [String: JSONValue], locale: FakeLocale?)
     }
 
     let pieces: [Piece]
@@ -41,9 +45,13 @@ public struct Template: Sendable {
                 throw ParseError(description: "template: '{{' without a closing '}}'")
             }
             let expr = rest[open.upperBound..<close.lowerBound].trimmingCharacters(in: .whitespaces)
-            let path = expr.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-            try Template.validate(path, expr)
-            pieces.append(.value(path: path))
+            if expr.hasPrefix("fake.") {
+                pieces.append(try Template.fakePiece(expr))
+            } else {
+                let path = expr.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+                try Template.validate(path, expr)
+                pieces.append(.value(path: path))
+            }
             rest = rest[close.upperBound...]
         }
         if !rest.isEmpty { pieces.append(.text(Array(rest.utf8))) }
@@ -52,6 +60,29 @@ public struct Template: Sendable {
 
     private static let requestFields: Set<String> = ["method", "url", "scheme", "host", "port", "origin", "path", "body", "id"]
     private static let requestTables: Set<String> = ["params", "query", "headers", "cookies", "json"]
+
+    /// `fake.KIND name=value …`: checked now (a bad kind or argument is the template's error, at
+    /// load), made per request.
+    private static func fakePiece(_ expr: String) throws -> Piece {
+        let words = expr.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        let kind = String(words[0].dropFirst("fake.".count))
+        var arguments: [String: JSONValue] = [:]
+        var locale: FakeLocale?
+        for word in words.dropFirst() {
+            let pair = word.split(separator: "=", maxSplits: 1).map(String.init)
+            guard pair.count == 2, !pair[0].isEmpty else { throw ParseError(description: "template: {{\(expr)}}: '\(word)' is not name=value") }
+            if pair[0] == "locale" {
+                guard let l = FakeLocale(named: pair[1]) else { throw ParseError(description: "template: {{\(expr)}}: no locale '\(pair[1])' (en, de, fr, es, ja)") }
+                locale = l
+                continue
+            }
+            let text = pair[1].count >= 2 && pair[1].first == "\"" && pair[1].last == "\"" ? String(pair[1].dropFirst().dropLast()) : pair[1]
+            arguments[pair[0]] = Int64(text).map(JSONValue.integer) ?? Double(text).map(JSONValue.double) ?? .string(text)
+        }
+        var trial = Fake(seed: 0)
+        do { _ = try trial.value(kind, arguments) } catch { throw ParseError(description: "template: {{\(expr)}}: \(error)") }
+        return .fake(kind: kind, arguments: arguments, locale: locale)
+    }
 
     private static func validate(_ path: [String], _ expr: String) throws {
         func bad(_ why: String) -> ParseError { ParseError(description: "template: {{\(expr)}}: \(why)") }
@@ -72,32 +103,46 @@ public struct Template: Sendable {
                 throw bad("unknown request field '\(path[1])'")
             }
         default:
-            throw bad("unknown name '\(root)' (expected req., state., uuid, now or timestamp)")
+            throw bad("unknown name '\(root)' (expected req., state., fake., uuid, now or timestamp)")
         }
     }
 
     /// Renders the template. With `escapeJSON`, inserted strings are escaped for a JSON string
-    /// context and JSON values from `req.json` are inserted as JSON text.
+    /// context and JSON values from `req.json` are inserted as JSON text. `fake`: the request's
+    /// generator (``RequestContext/fake``); without one, a generator seeded by the request's id.
     public func render(request: MockRequest, params: [String: String], state: StateStore,
-                       environment: MockEnvironment, escapeJSON: Bool) throws -> [UInt8] {
+                       environment: MockEnvironment, escapeJSON: Bool, fake: RequestContext? = nil) throws -> [UInt8] {
         var out: [UInt8] = []
+        var own: Fake?
         for piece in pieces {
+            var value: JSONValue?
             switch piece {
-            case .text(let t): out.append(contentsOf: t)
+            case .text(let t):
+                out.append(contentsOf: t)
+                continue
             case .value(let path):
-                switch try lookup(path, request, params, state, environment) {
-                case .none: break
-                case .string(let s)?:
-                    if escapeJSON {
-                        var quoted: [UInt8] = []
-                        JSONValue.encodeString(s, into: &quoted)
-                        out.append(contentsOf: quoted.dropFirst().dropLast())
-                    } else {
-                        out.append(contentsOf: Array(s.utf8))
-                    }
-                case let v?:
-                    out.append(contentsOf: v.encoded())
+                value = try lookup(path, request, params, state, environment)
+            case .fake(let kind, let arguments, let locale):
+                if let fake {
+                    value = try fake.fakeValue(kind, arguments, locale: locale)
+                } else {
+                    if own == nil { own = Fake(seed: SeededRandom.mix(environment.seed, UInt64(request.id)), now: environment.now()) }
+                    own!.locale = locale ?? .en
+                    value = try own!.value(kind, arguments)
                 }
+            }
+            switch value {
+            case .none: break
+            case .string(let s)?:
+                if escapeJSON {
+                    var quoted: [UInt8] = []
+                    JSONValue.encodeString(s, into: &quoted)
+                    out.append(contentsOf: quoted.dropFirst().dropLast())
+                } else {
+                    out.append(contentsOf: Array(s.utf8))
+                }
+            case let v?:
+                out.append(contentsOf: v.encoded())
             }
         }
         return out

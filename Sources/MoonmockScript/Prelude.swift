@@ -4,7 +4,7 @@
 enum Prelude {
     static let chunkName = "=moonmock"
 
-    static let source = helpersSource + "\n" + mainSource.replacingOccurrences(of: "--@streams\n", with: streamsSource + webSocketSource)
+    static let source = helpersSource + "\n" + mainSource.replacingOccurrences(of: "--@streams\n", with: streamsSource + webSocketSource + fakeSource)
 
     static let mainSource = #"""
 local builder_opts = { status = true, headers = true, delay = true, fault = true, bytes_per_second = true, conditional = true }
@@ -381,6 +381,8 @@ local function freeze(t, name, call)
 end
 mock.json = freeze(json, "mock.json", function(_, ...) return json(...) end)
 state_proxy = freeze(state, "mock.state")
+suggest(fake, "mock.fake")
+mock.fake = freeze(fake, "mock.fake")
 mock.state = state_proxy
 if rawset then
   local raw_set = rawset

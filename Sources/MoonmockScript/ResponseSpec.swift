@@ -21,11 +21,11 @@ enum ResponseSpec: Sendable {
             var response = base
             if let template {
                 response.body = try template.render(request: context.request, params: context.params, state: context.state,
-                                                    environment: context.environment, escapeJSON: escapeJSON)
+                                                    environment: context.environment, escapeJSON: escapeJSON, fake: context)
             }
             for header in headers {
                 let value = try header.template.render(request: context.request, params: context.params, state: context.state,
-                                                       environment: context.environment, escapeJSON: false)
+                                                       environment: context.environment, escapeJSON: false, fake: context)
                 response.headers[header.name] = String(decoding: value, as: UTF8.self)
             }
             return (response, explicit)

@@ -97,6 +97,7 @@ extension ScriptGeneration {
             } catch { stack.pushNil(); stack.push(message(error)); return 2 }
         }
         installStateFunctions(H)
+        installFakeHost(H)
 
         // prelude(H, debug.getinfo, null) -> mock
         try vm.load(Prelude.source, chunkName: Prelude.chunkName)

@@ -56,6 +56,13 @@ public final class ScriptGeneration: @unchecked Sendable {
     var templateIDs: [String: Int] = [:]
     var templateContentTypes: [String] = []
     var sequenceCount = 0
+    /// `mock.fake` while the script loads (no request), and the stream a resource's seed items
+    /// are made with (``ScriptGeneration/hostFakeOverride(_:)``): each seeded by a key.
+    var loadFake: Fake?
+    var fakeOverride: Fake?
+    /// `mock.schema`'s schemas, read once: tables by identity (kept referenced), files by path.
+    var tableSchemas: [UnsafeRawPointer: (ref: Int32, documents: SpecDocuments)] = [:]
+    var fileSchemas: [String: SpecDocuments] = [:]
     /// Hit counters of `mock.sequence` values, shared by every VM of a pool.
     var sequenceHits = SequenceCounters()
     var refs = Refs()

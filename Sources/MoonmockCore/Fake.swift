@@ -1,0 +1,229 @@
+import Foundation
+
+/// Seeded fake data: names, addresses, identifiers, numbers, dates and text that look like
+/// production and come out the same for the same seed on every machine (``SeededRandom``, no
+/// platform generator, no locale services). `mock.fake` in scripts and `{{fake.…}}` in
+/// templates call ``value(_:_:)``.
+///
+/// ```swift
+/// var fake = Fake(seed: SeededRandom.seed("user:7"), locale: .de)
+/// fake.name()    // "Sophie Schneider", on every machine
+/// try fake.value("int", ["min": .integer(1), "max": .integer(9)])
+/// ```
+public struct Fake: Sendable {
+    public var random: SeededRandom
+    public var locale: FakeLocale
+    /// Seconds since 1970 that `past` and `future` count from.
+    public var now: Double
+
+    public init(seed: UInt64, locale: FakeLocale = .en, now: Double = 0) {
+        random = SeededRandom(seed: seed)
+        self.locale = locale
+        self.now = now
+    }
+
+    /// A bad argument or an unknown kind: said as `fake.KIND: what is wrong`.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public let description: String
+    }
+
+    /// Every kind ``value(_:_:)`` makes, in the order the docs list them.
+    public static let kinds = [
+        "name", "first_name", "last_name", "email", "username", "phone", "company", "job_title", "street", "city", "postcode",
+        "country", "country_code", "latitude", "longitude", "uuid", "ulid", "iban", "credit_card", "date", "datetime", "past",
+        "future", "int", "float", "bool", "sentence", "paragraph", "words", "image_url", "color_hex", "ipv4", "ipv6", "user_agent",
+    ]
+
+    /// One value of `kind` with its arguments (`min`, `max`, `digits`, `p`, `from`, `to`, `days`,
+    /// `words`, `n`, `w`, `h`, `brand`, `country`, `sentences`).
+    public mutating func value(_ kind: String, _ args: [String: JSONValue] = [:]) throws -> JSONValue {
+        switch kind {
+        case "name": return .string(name())
+        case "first_name": return .string(firstName().text)
+        case "last_name": return .string(lastName().text)
+        case "email": return .string(email())
+        case "username": return .string(username())
+        case "phone": return .string(digits(locale.data.phone[random.below(locale.data.phone.count)]))
+        case "company": return .string(company())
+        case "job_title": return .string(pick(FakeData.jobTitles))
+        case "street": return .string(street())
+        case "city": return .string(pick(locale.data.cities))
+        case "postcode": return .string(digits(locale.data.postcode))
+        case "country": return .string(FakeData.countries[random.below(FakeData.countries.count)].names[locale.index])
+        case "country_code": return .string(FakeData.countries[random.below(FakeData.countries.count)].code)
+        case "latitude": return .double(decimal(-90, 90, 6))
+        case "longitude": return .double(decimal(-180, 180, 6))
+        case "uuid": return .string(uuid())
+        case "ulid": return .string(ulid())
+        case "iban": return .string(try iban(args["country"]?.stringValue))
+        case "credit_card": return .string(try creditCard(args["brand"]?.stringValue ?? "visa"))
+        case "date": return .string(try date(args))
+        case "datetime": return .string(try datetime(args))
+        case "past", "future":
+            let days = try number(args, "days", kind) ?? 365
+            guard days > 0 else { throw Failure(description: "fake.\(kind): days must be more than 0") }
+            let offset = random.unit() * days * 86_400
+            return .string(Self.iso8601((now + (kind == "past" ? -offset : offset)).rounded(.down)))
+        case "int":
+            let low = try integer(args, "min", kind) ?? 0, high = try integer(args, "max", kind) ?? 1000
+            guard low <= high else { throw Failure(description: "fake.int: min \(low) is more than max \(high)") }
+            return .integer(random.integer(low, high))
+        case "float":
+            let low = try number(args, "min", kind) ?? 0, high = try number(args, "max", kind) ?? 1
+            guard low <= high else { throw Failure(description: "fake.float: min \(low) is more than max \(high)") }
+            let places = try integer(args, "digits", kind) ?? 2
+            guard (0...15).contains(places) else { throw Failure(description: "fake.float: digits must be 0 to 15") }
+            return .double(decimal(low, high, Int(places)))
+        case "bool":
+            let p = try number(args, "p", kind) ?? 0.5
+            guard (0...1).contains(p) else { throw Failure(description: "fake.bool: p is a probability from 0 to 1, got \(p)") }
+            return .bool(random.unit() < p)
+        case "sentence": return .string(sentence(words: Int(try integer(args, "words", kind) ?? Int64(6 + random.below(7)))))
+        case "paragraph":
+            let n = Int(try integer(args, "sentences", kind) ?? Int64(3 + random.below(3)))
+            return .string((0..<max(1, min(n, 100))).map { _ in sentence(words: 6 + random.below(9)) }.joined(separator: " "))
+        case "words":
+            let n = Int(try integer(args, "n", kind) ?? 3)
+            return .string((0..<max(1, min(n, 1000))).map { _ in pick(FakeData.lorem) }.joined(separator: " "))
+        case "image_url":
+            let w = try integer(args, "w", kind) ?? 640, h = try integer(args, "h", kind) ?? 480
+            return .string("https://picsum.photos/seed/\(hex(random.next() & 0xFFFF_FFFF, 8))/\(w)/\(h)")
+        case "color_hex": return .string("#" + hex(random.next() & 0xFF_FFFF, 6))
+        case "ipv4": return .string(ipv4())
+        case "ipv6": return .string((0..<8).map { i in String(i == 0 ? 0x2000 | (random.next() & 0x0FFF) : random.next() & 0xFFFF, radix: 16) }.joined(separator: ":"))
+        case "user_agent": return .string(pick(FakeData.userAgents))
+        default:
+            let near = EditDistance.nearest(to: kind, among: Self.kinds)
+            throw Failure(description: "fake.\(kind) does not exist" + (near.map { "; did you mean fake.\($0)?" } ?? ""))
+        }
+    }
+
+    // MARK: people and places
+
+    public mutating func name() -> String {
+        let data = locale.data
+        switch locale {
+        case .ja: return lastName().text + " " + firstName().text
+        case .es: return firstName().text + " " + lastName().text + " " + lastName().text
+        default: return firstName().text + " " + pick(data.lastNames).split(separator: "|")[0]
+        }
+    }
+
+    /// A name part and its ASCII spelling (for e-mail addresses and user names).
+    mutating func firstName() -> (text: String, ascii: String) { Self.part(pick(locale.data.firstNames)) }
+    mutating func lastName() -> (text: String, ascii: String) { Self.part(pick(locale.data.lastNames)) }
+
+    static func part(_ entry: String) -> (text: String, ascii: String) {
+        if let bar = entry.firstIndex(of: "|") { return (String(entry[..<bar]), String(entry[entry.index(after: bar)...]).lowercased()) }
+        return (entry, FakeData.asciiFolded(entry))
+    }
+
+    mutating func email() -> String {
+        let first = firstName().ascii, last = lastName().ascii
+        let local: String
+        switch random.below(4) {
+        case 0: local = first + "." + last
+        case 1: local = first + last + String(random.below(90) + 10)
+        case 2: local = String(first.prefix(1)) + last
+        default: local = first + "_" + last
+        }
+        return local + "@" + pick(FakeData.mailDomains)
+    }
+
+    mutating func username() -> String {
+        let first = firstName().ascii, last = lastName().ascii
+        return random.below(2) == 0 ? first + "." + last : first + String(last.prefix(1)) + String(random.below(900) + 100)
+    }
+
+    mutating func company() -> String {
+        let last = lastName().text
+        let suffixes = locale.data.companySuffixes
+        let suffix = suffixes[random.below(suffixes.count)]
+        return suffix.contains("%") ? suffix.replacingOccurrences(of: "%", with: last) : last + " " + suffix
+    }
+
+    mutating func street() -> String {
+        let name = pick(locale.data.streets)
+        let n = String(random.below(locale == .ja ? 9 : 240) + 1)
+        switch locale {
+        case .en: return n + " " + name + " " + pick(FakeData.englishStreetSuffixes)
+        case .de: return name + " " + n
+        case .fr: return n + " " + name
+        case .es: return name + ", " + n
+        case .ja: return name + n + "-" + String(random.below(30) + 1) + "-" + String(random.below(20) + 1)
+        }
+    }
+
+    // MARK: helpers
+
+    mutating func pick(_ list: [String]) -> String { list[random.below(list.count)] }
+
+    /// A format's `#` as any digit, `!` as 2…9, `@` as 1…9.
+    mutating func digits(_ format: String) -> String {
+        var out = ""
+        out.reserveCapacity(format.utf8.count)
+        for c in format {
+            switch c {
+            case "#": out.append(Character(Unicode.Scalar(48 + UInt8(random.below(10)))))
+            case "!": out.append(Character(Unicode.Scalar(50 + UInt8(random.below(8)))))
+            case "@": out.append(Character(Unicode.Scalar(49 + UInt8(random.below(9)))))
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+
+    mutating func decimal(_ low: Double, _ high: Double, _ places: Int) -> Double {
+        let scale = pow(10, Double(places))
+        let x = ((low + (high - low) * random.unit()) * scale).rounded() / scale
+        return Swift.min(Swift.max(x, low), high)
+    }
+
+    mutating func sentence(words: Int) -> String {
+        let n = max(1, min(words, 200))
+        var text = (0..<n).map { _ in pick(FakeData.lorem) }.joined(separator: " ")
+        text.replaceSubrange(text.startIndex...text.startIndex, with: text.prefix(1).uppercased())
+        return text + "."
+    }
+
+    func hex(_ v: UInt64, _ width: Int) -> String {
+        let s = String(v, radix: 16)
+        return String(repeating: "0", count: max(0, width - s.count)) + s
+    }
+
+    func integer(_ args: [String: JSONValue], _ name: String, _ kind: String) throws -> Int64? {
+        switch args[name] {
+        case nil, .null?: return nil
+        case .integer(let n)?: return n
+        case .double(let x)? where x.rounded() == x && abs(x) < 9e18: return Int64(x)
+        case .string(let s)?: if let n = Int64(s) { return n }
+        default: break
+        }
+        throw Failure(description: "fake.\(kind): \(name) must be an integer")
+    }
+
+    func number(_ args: [String: JSONValue], _ name: String, _ kind: String) throws -> Double? {
+        switch args[name] {
+        case nil, .null?: return nil
+        case .integer(let n)?: return Double(n)
+        case .double(let x)? where x.isFinite: return x
+        case .string(let s)?: if let x = Double(s), x.isFinite { return x }
+        default: break
+        }
+        throw Failure(description: "fake.\(kind): \(name) must be a number")
+    }
+}
+
+/// The languages `mock.fake` writes names, places and phone numbers in.
+public enum FakeLocale: String, CaseIterable, Sendable {
+    case en, de, fr, es, ja
+
+    /// `"en"`, `"de_DE"`, `"fr-CA"` … by language; `nil` for one there is no data for.
+    public init?(named name: String) {
+        let language = name.lowercased().prefix { $0 != "_" && $0 != "-" }
+        self.init(rawValue: String(language))
+    }
+
+    var index: Int { Self.allCases.firstIndex(of: self)! }
+    var data: FakeData.Locale { FakeData.locales[index] }
+}
