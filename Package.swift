@@ -103,7 +103,7 @@ let package = Package(
         .target(name: "MoonmockClient"),
         // JSON Schema (drafts 2020-12, 2019-09, 7, 6, 4, OpenAPI 3.0's dialect), written here, no I/O.
         .target(name: "MoonmockSchema", dependencies: ["MoonmockCore"]),
-        .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore", "MoonmockContract"]),
+        .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore", "MoonmockContract", "MoonmockSchema"]),
         // The library's closure fits iOS: libcurl (mock.proxy's insecure upstreams) and Brotli/zstd
         // on Linux only; Apple platforms use a URLSession and the Compression framework.
         .target(name: "Moonmock", dependencies: [

@@ -41,6 +41,8 @@ public final class Engine: Sendable {
     public let feed: EventFeed
     /// The Mock-Bundles the script declared and the folder each serves.
     public let bundles = BundleRegistry()
+    /// The script's `mock.resource` collections (their items are in ``state``).
+    public let resources = ResourceRegistry()
     public let journal: Journal
     public let environment: MockEnvironment
     /// Runtime and script rules as one immutable snapshot: a request takes one lock and one

@@ -59,6 +59,7 @@ extension Engine {
     func install(_ generation: ScriptGeneration, _ rules: RuleSet) {
         variants.declare(generation.variantDeclarations)
         bundles.declare(generation.bundleDeclarations)
+        resources.declare(generation.resourceDeclarations)
         cors = generation.corsDeclaration
         setContracts(generation.specDeclarations, from: .script)
         setScriptRules(rules)

@@ -98,6 +98,7 @@ extension ScriptGeneration {
         }
         installStateFunctions(H)
         installFakeHost(H)
+        installResourceHost(H)
 
         // prelude(H, debug.getinfo, null) -> mock
         try vm.load(Prelude.source, chunkName: Prelude.chunkName)

@@ -155,7 +155,16 @@ extension ScriptGeneration {
             }
         } else if stack.isFunction(at: -1) {
             let ref = luaL_ref(L, mm_registryindex())
-            perRequestFunctions.append(ref)
+            // The prelude's own handlers (mock.resource's) name the script functions they call
+            // (hooks) for the VM-sharing check; their own per-VM caches follow the shared store.
+            if stack.getField(1, "checks") == LUA_TTABLE {
+                for i in stride(from: 1, through: stack.rawLength(-1), by: 1) {
+                    if stack.getIndex(-1, Int64(i)) == LUA_TFUNCTION { perRequestFunctions.append(luaL_ref(L, mm_registryindex())) } else { stack.pop() }
+                }
+            } else {
+                perRequestFunctions.append(ref)
+            }
+            stack.pop()
             responder = { [unowned self] context in
                 guard let (response, explicit) = try self.callHandler(ref, context) else { return nil }
                 return ruleDefaults.apply(to: response, explicitStatus: explicit)

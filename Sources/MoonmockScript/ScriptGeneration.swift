@@ -3,6 +3,7 @@ import Foundation
 import LuaBridge
 import MoonmockContract
 import MoonmockCore
+import MoonmockSchema
 
 /// One loaded version of a `mocks.lua`: its Lua VM, the rules it registered and the files it
 /// read. Requests run on the generation they started on; hot reload builds a new generation
@@ -46,6 +47,10 @@ public final class ScriptGeneration: @unchecked Sendable {
     public internal(set) var variantDeclarations: [VariantStore.Declaration] = []
     /// Mock-Bundles the script declared (handed to the engine once the load succeeds).
     public internal(set) var bundleDeclarations: [BundleRegistry.Declaration] = []
+    /// The script's `mock.resource` collections (handed to the engine once the load succeeds).
+    public internal(set) var resourceDeclarations: [ResourceRegistry.Declaration] = []
+    /// Their `schema`s, compiled once: `resource_check` validates bodies against them by number.
+    var resourceSchemas: [JSONSchema] = []
     /// The script's `mock.cors{...}` (handed to the engine once the load succeeds).
     public internal(set) var corsDeclaration: CORSPolicy?
     /// The script's `mock.spec(...)`s (handed to the engine once the load succeeds).

@@ -34,8 +34,8 @@ enum SharingCheck {
     end
     -- `mock`, `mock.json` and `mock.state` are read-only faces whose __pairs lists the real tables.
     local function copyFace(t) local c = {}; for k, v in pairs(t) do c[k] = v end; return c end
-    p.mock, p.json, p.state = copyFace(mock), copyFace(mock.json), copyFace(mock.state)
-    p.faces = { mock, mock.json, mock.state }
+    p.mock, p.json, p.state, p.fake = copyFace(mock), copyFace(mock.json), copyFace(mock.state), copyFace(mock.fake)
+    p.faces = { mock, mock.json, mock.state, mock.fake }
     local face = getmeta(mock.json)
     local real = face and rawget(face, "__index")
     local jm = type(real) == "table" and getmeta(real) or face
@@ -43,7 +43,7 @@ enum SharingCheck {
     -- What reads of a missing global, mock.* or mock.state.* name call: they only raise.
     local function indexer(t) local m = getmeta(t); local f = m and rawget(m, "__index"); return type(f) == "function" and f or nil end
     p.raisers = { indexer(G) }
-    for _, f in ipairs { mock, mock.state } do
+    for _, f in ipairs { mock, mock.state, mock.fake } do
       local m = getmeta(f)
       local real = m and rawget(m, "__index")
       if type(real) == "table" then p.raisers[#p.raisers + 1] = indexer(real) end

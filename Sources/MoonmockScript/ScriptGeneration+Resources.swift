@@ -1,0 +1,55 @@
+import CLua
+import Foundation
+import LuaBridge
+import MoonmockContract
+import MoonmockCore
+import MoonmockSchema
+
+/// The host half of `mock.resource` (``Prelude/resourceSource``): declarations, key names and
+/// body schemas.
+extension ScriptGeneration {
+    func installResourceHost(_ H: Int32) {
+        // resource_declare(path, id_field) -> item prefix, version key, sequence key, seeded key
+        vm.setFunction("resource_declare", in: H) { [unowned self] stack in
+            let path = try stack.checkString(1, "path"), idField = try stack.checkString(2, "id_field")
+            guard !self.resourceDeclarations.contains(where: { $0.path == path }) else {
+                stack.pushNil(); stack.push("'\(path)' is declared twice"); return 2
+            }
+            self.resourceDeclarations.append(.init(path: path, idField: idField))
+            let keys = ResourceRegistry.keys(for: path)
+            for key in [keys.itemPrefix, keys.version, keys.sequence, keys.seeded] { stack.push(key) }
+            return 4
+        }
+        // resource_schema(table | file) -> number, or nil, message
+        vm.setFunction("resource_schema", in: H) { [unowned self] stack in
+            do {
+                let schema: JSONSchema
+                if stack.isTable(at: 1) {
+                    schema = JSONSchema(try self.json(at: 1, stack))
+                } else {
+                    let path = try stack.checkString(1, "schema file")
+                    let absolute = try self.resolve(path)
+                    guard FileManager.default.fileExists(atPath: absolute) else { throw LuaError.host("'\(path)' not found in the script's folder (\(self.baseDirectory.path))") }
+                    let url = URL(fileURLWithPath: absolute)
+                    let documents: SpecDocuments
+                    do { documents = try SpecDocuments(root: url) } catch { throw LuaError.host(String(describing: error)) }
+                    self.depend(on: absolute)
+                    let loaded = documents.documents
+                    schema = JSONSchema(documents.root.value, baseURI: url.absoluteString, loader: { loaded[$0] })
+                }
+                self.resourceSchemas.append(schema)
+                stack.push(self.resourceSchemas.count)
+                return 1
+            } catch { stack.pushNil(); stack.push(message(error)); return 2 }
+        }
+        // resource_check(number, value) -> nil when valid, else a list of "path: message"
+        vm.setFunction("resource_check", in: H) { [unowned self] stack in
+            let index = Int(try stack.checkInteger(1, "schema")) - 1
+            guard self.resourceSchemas.indices.contains(index) else { throw LuaError.host("no such schema") }
+            let errors = self.resourceSchemas[index].validate(try self.json(at: 2, stack), direction: .request)
+            if errors.isEmpty { stack.pushNil(); return 1 }
+            self.push(json: .array(errors.prefix(20).map(\.json)), stack)
+            return 1
+        }
+    }
+}
