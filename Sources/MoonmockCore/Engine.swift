@@ -43,6 +43,8 @@ public final class Engine: Sendable {
     public let bundles = BundleRegistry()
     /// The script's `mock.resource` collections (their items are in ``state``).
     public let resources = ResourceRegistry()
+    /// Errors, latency, faults and rate limits switched on by the script or at runtime.
+    public let chaos: ChaosController
     public let journal: Journal
     public let environment: MockEnvironment
     /// Runtime and script rules as one immutable snapshot: a request takes one lock and one
@@ -76,6 +78,7 @@ public final class Engine: Sendable {
         let feed = feed ?? EventFeed()
         self.feed = feed
         self.environment = environment
+        self.chaos = ChaosController(seed: environment.seed)
         self.store = store
         self.nextID = AtomicInt(store?.firstRequestID ?? 1)
         self.journal = Journal(capacity: journalCapacity, sink: store?.journalSink)
@@ -178,29 +181,43 @@ public final class Engine: Sendable {
                 return finish(request, Self.refusal(checked.1), nil, [], nil, [], started, lane, contract: contract)
             }
         }
+        // Chaos on everything, a path or a host: decided before a rule runs (an error, a fault
+        // or a 429 answers instead; latency is added to the answer).
+        var chaos: ChaosOutcome?
+        if self.chaos.isActive, let outcome = self.chaos.decide(request) {
+            if let answer = outcome.answer { return finish(request, answer, nil, [], nil, [], started, lane, chaos: outcome) }
+            chaos = outcome
+        }
         var fellThrough: Set<ObjectIdentifier> = []
         if let routed = route(request, sets, lane, &fellThrough) {
             let id = routed.rule._withUnsafeGuaranteedRef { $0.id }
+            if let ruleChaos = routed.chaos {
+                if chaos == nil { chaos = ruleChaos } else { chaos!.add(ruleChaos) }
+            }
+            if let chaos, chaos.answer != nil {
+                return finish(request, routed.response, id, routed.logs, routed.error, [], started, lane, chaos: chaos)
+            }
             if contract != nil {
                 let location = routed.rule._withUnsafeGuaranteedRef { $0.location ?? $0.id }
-                return finish(request, routed.response, id, routed.logs, routed.error, [], started, lane, contract: contract, rule: location)
+                return finish(request, routed.response, id, routed.logs, routed.error, [], started, lane, contract: contract, rule: location,
+                              chaos: chaos)
             }
             // A stream: positioned for this request (its journal id, a Last-Event-ID).
             if case .stream(let plan)? = routed.response.fault {
                 var response = routed.response
                 response.fault = .stream(plan.serving(request))
-                return finish(request, response, id, routed.logs, routed.error, [], started, lane)
+                return finish(request, response, id, routed.logs, routed.error, [], started, lane, chaos: chaos)
             }
             if case .websocket(let route)? = routed.response.fault {
                 var response = routed.response
                 response.fault = .websocket(route.serving(request))
-                return finish(request, response, id, routed.logs, routed.error, [], started, lane)
+                return finish(request, response, id, routed.logs, routed.error, [], started, lane, chaos: chaos)
             }
             // A file or text answer offering ranges, to a request naming one: 206 or 416.
             if let ranged = ByteRanges.answer(routed.response, to: request) {
-                return finish(request, ranged, id, routed.logs, routed.error, [], started, lane)
+                return finish(request, ranged, id, routed.logs, routed.error, [], started, lane, chaos: chaos)
             }
-            return finish(request, routed.response, id, routed.logs, routed.error, [], started, lane)
+            return finish(request, routed.response, id, routed.logs, routed.error, [], started, lane, chaos: chaos)
         }
         let rules = sets.runtime.rules + sets.script.rules
         let misses = NearMiss.closest(to: request, among: rules, fellThrough: fellThrough)
@@ -211,7 +228,7 @@ public final class Engine: Sendable {
             response.status = 405
             response.headers["Allow"] = allow.joined(separator: ", ")
         }
-        return finish(request, response, nil, [], nil, misses, started, lane, contract: contract)
+        return finish(request, response, nil, [], nil, misses, started, lane, contract: contract, chaos: chaos)
     }
 
     private struct Routed {
@@ -220,6 +237,8 @@ public final class Engine: Sendable {
         let response: MockResponse
         let logs: [String]
         let error: String?
+        /// The rule's own chaos (`chaos = {...}` in its options).
+        var chaos: ChaosOutcome? = nil
     }
 
     /// The two rule sets of one request: runtime rules first, then script rules.
@@ -290,6 +309,15 @@ public final class Engine: Sendable {
         } else {
             guard rule.claim() else { return nil }
         }
+        var ruleChaos: ChaosOutcome?
+        if let runner = rule.chaos, chaos.rulesApply {
+            let outcome = runner.decide(request)
+            if let answer = outcome.answer {
+                rule.recordHit(stripe: lane.stripe)
+                return Routed(rule: borrowed, response: answer, logs: [], error: nil, chaos: outcome)
+            }
+            ruleChaos = outcome
+        }
         let context = RequestContext(request: request, captures: captures, rule: borrowed, engine: self)
         var error: String?
         let response: MockResponse
@@ -323,7 +351,7 @@ public final class Engine: Sendable {
             response = .text("handler error in rule '\(rule.id)': \(other)\n", status: 500)
         }
         rule.recordHit(stripe: lane.stripe)
-        return Routed(rule: borrowed, response: consume response, logs: context.logs, error: error)
+        return Routed(rule: borrowed, response: consume response, logs: context.logs, error: error, chaos: ruleChaos)
     }
 
     /// `nil` when the request meets every predicate of `rule`, else the first one's reason. Read
@@ -384,9 +412,9 @@ public final class Engine: Sendable {
     /// that breaks it), journals the exchange, and tallies the contract's verdict.
     private func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
                         _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane,
-                        contract: (any ContractChecking, ContractVerdict)?, rule: String? = nil) -> Exchange {
+                        contract: (any ContractChecking, ContractVerdict)?, rule: String? = nil, chaos: ChaosOutcome? = nil) -> Exchange {
         guard let (checker, checked) = contract else {
-            return finish(request, response, ruleID, logs, error, misses, started, lane)
+            return finish(request, response, ruleID, logs, error, misses, started, lane, chaos: chaos)
         }
         var response = response, verdict = checked
         // Proxied answers are the real API's; faults, streams and sockets are not a body to check.
@@ -395,20 +423,21 @@ public final class Engine: Sendable {
             if verdict.enforces && !verdict.response.isEmpty { response = Self.brokenAnswer(verdict, rule: rule ?? ruleID) }
         }
         contractLedger.record(verdict, requestID: request.id)
-        var exchange = finish(request, response, ruleID, logs, error, misses, started, lane, contract: verdict.json)
+        var exchange = finish(request, response, ruleID, logs, error, misses, started, lane, contract: verdict.json, chaos: chaos)
         exchange.contract = verdict
         return exchange
     }
 
     private func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
-                        _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane, contract: JSONValue? = nil) -> Exchange {
-        let delay = response.delay?.sample(environment.random) ?? 0
+                        _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane, contract: JSONValue? = nil,
+                        chaos: ChaosOutcome? = nil) -> Exchange {
+        let delay = (response.delay?.sample(environment.random) ?? 0) + (chaos?.extraDelay ?? 0)
         let now = DispatchTime.now().uptimeNanoseconds
         let elapsed = Int((now - started) / 1000)
         journal.record(at: now, request, timestamp: environment.usesSystemClock ? lane.wallClock(at: now) : environment.now(),
                        status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
                        delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses, stripe: lane.stripe,
-                       response: response, contract: contract, spare: &lane.spareRecord)
+                       response: response, contract: contract, chaos: chaos?.label, spare: &lane.spareRecord)
         if feed.isWatched { feed.publish(.request(id: request.id)) }
         return Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
     }

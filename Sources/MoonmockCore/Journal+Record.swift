@@ -38,6 +38,7 @@ struct JournalRecord: @unchecked Sendable {
         let responseBody: [UInt8]
         let responseLength: Int
         let contract: JSONValue?
+        let chaos: String?
     }
 
     /// Copies `r` (its body cut to ``Journal/maxBodyBytes``) and what came of it, into the block
@@ -46,7 +47,7 @@ struct JournalRecord: @unchecked Sendable {
     static func make(_ r: MockRequest, reusing spare: inout JournalRecord?, sequence: UInt64, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
                      delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss],
                      response: (headers: HTTPHeaders, body: [UInt8], length: Int) = (HTTPHeaders(), [], 0),
-                     contract: JSONValue? = nil) -> JournalRecord {
+                     contract: JSONValue? = nil, chaos: String? = nil) -> JournalRecord {
         // A server's header lines are copied as they are (one piece); other lists field by field.
         let headers = r.headers
         let lines = headers.validatedLines
@@ -66,7 +67,7 @@ struct JournalRecord: @unchecked Sendable {
             Head(sequence: sequence, id: r.id, port: r.port, headerCount: lines == nil ? fields.count : -1, timestamp: timestamp,
                  status: status, ruleID: ruleID, durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
                  fault: fault, logs: logs, error: error, nearMisses: nearMisses,
-                 responseHeaders: response.headers, responseBody: response.body, responseLength: response.length, contract: contract)
+                 responseHeaders: response.headers, responseBody: response.body, responseLength: response.length, contract: contract, chaos: chaos)
         }
         let storage: ManagedBuffer<Head, UInt8>
         if var old = spare.take(), isKnownUniquelyReferenced(&old.storage), case let room = old.storage.capacity,
@@ -129,6 +130,7 @@ struct JournalRecord: @unchecked Sendable {
         entry.responseBody = h.responseBody
         entry.responseBodyLength = h.responseLength
         entry.contract = h.contract
+        entry.chaos = h.chaos
         return entry
     }
 

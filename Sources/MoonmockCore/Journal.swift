@@ -33,6 +33,8 @@ public struct JournalEntry: Sendable {
     /// What the API's spec says of the exchange (`--spec`, `mock.spec`):
     /// `{"operation", "request": [violations], "response": [violations]}`; `nil` without a spec.
     public internal(set) var contract: JSONValue?
+    /// What chaos did to it: `"error_rate"`, `"latency"`, `"fault"` or `"rate_limit"`.
+    public internal(set) var chaos: String?
     /// The replica that served it, in a journal replicas share (`nil`: this server's own).
     public internal(set) var replica: String?
 
@@ -109,7 +111,7 @@ public final class Journal: Sendable {
     /// and the record it replaces in the ring is left in `spare` for the thread's next request.
     func record(at time: UInt64, _ request: MockRequest, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
                 delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss], stripe: Int,
-                response: MockResponse, contract: JSONValue? = nil, spare: inout JournalRecord?) {
+                response: MockResponse, contract: JSONValue? = nil, chaos: String? = nil, spare: inout JournalRecord?) {
         // Copied into one block before the lock. The answer's header list and body are kept by
         // reference (a fixed answer's are shared with its rule); a body past the limit, cut.
         let limit = responseLimit.load(ordering: .relaxed)
@@ -117,7 +119,7 @@ public final class Journal: Sendable {
         let record: JournalRecord? = JournalRecord.make(request, reusing: &spare, sequence: time, timestamp: timestamp, status: status, ruleID: ruleID,
                                                         durationMicros: durationMicros, delayMilliseconds: delayMilliseconds,
                                                         fault: fault, logs: logs, error: error, nearMisses: nearMisses,
-                                                        response: (response.headers, body, response.body.count), contract: contract)
+                                                        response: (response.headers, body, response.body.count), contract: contract, chaos: chaos)
         if let sink, let record { sink.recorded(RecordedEntry(record: record)) }
         let replaced: JournalRecord? = stripes.with(stripe) { s in
             s.ring.withLock { r in

@@ -65,6 +65,7 @@ extension JournalEntry {
         if !logs.isEmpty { key("lg"); strings(logs) }
         if let error { string("e", error) }
         if let contract { key("ct"); contract.encode(into: &out) }
+        if let chaos { key("cx"); JSONValue.string(chaos).encode(into: &out) }
         switch fault {
         case .dribble(let n)?: string("f", "dribble"); number("fb", n)
         case let f? where Fault(name: f.description) != nil: string("f", f.description)
@@ -132,6 +133,7 @@ extension JournalEntry {
                   logs: strings(o["lg"]), error: string("e"), nearMisses: misses)
         responseHeaders = headers("rh")
         contract = o["ct"]
+        chaos = o["cx"]?.stringValue
         responseBody = bytes("rb")
         responseBodyLength = int("rl") ?? responseBody.count
         replica = string("rep")

@@ -132,6 +132,8 @@ public final class Rule: Sendable {
     /// template reading state): the socket server runs such rules off its event loops when the
     /// engine has a store. `false` only for answers known to be fixed.
     public let mayUseStore: Bool
+    /// The rule's own chaos (`chaos = {...}` in its options): decided before it answers.
+    public let chaos: ChaosRunner?
     let responder: Responder
     private let claimed = AtomicInt(0)
     /// Responses served, counted per thread (see ``StripedCounter``).
@@ -139,7 +141,7 @@ public final class Rule: Sendable {
 
     public init(id: String? = nil, method: String?, pattern: RoutePattern, predicates: [Predicate] = [],
                 times: Int? = nil, priority: Int = 0, location: String? = nil, graphQLOperation: String? = nil,
-                definition: JSONValue? = nil, mayUseStore: Bool = true, responder: @escaping Responder) {
+                definition: JSONValue? = nil, mayUseStore: Bool = true, chaos: ChaosRunner? = nil, responder: @escaping Responder) {
         let method = Rule.normalizedMethod(method)
         self.id = id ?? Rule.defaultID(method: method, pattern: pattern)
         self.method = method
@@ -151,6 +153,7 @@ public final class Rule: Sendable {
         self.graphQLOperation = graphQLOperation
         self.definition = definition
         self.mayUseStore = mayUseStore || times != nil
+        self.chaos = chaos
         self.responder = responder
     }
 

@@ -67,6 +67,8 @@ public enum SharedSettings: String, Sendable, CaseIterable {
     case bundles
     /// Runtime rule id → its JSON (with its position).
     case rules
+    /// `runtime` → the chaos switched on at runtime (its settings, profile and end), or `{"stopped": true}`.
+    case chaos
 }
 
 /// Receives each journal entry as it is recorded (a shared journal's writer).

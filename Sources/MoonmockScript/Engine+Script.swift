@@ -60,6 +60,7 @@ extension Engine {
         variants.declare(generation.variantDeclarations)
         bundles.declare(generation.bundleDeclarations)
         resources.declare(generation.resourceDeclarations)
+        chaos.declare(layers: generation.chaosLayers, profiles: generation.chaosProfiles)
         cors = generation.corsDeclaration
         setContracts(generation.specDeclarations, from: .script)
         setScriptRules(rules)

@@ -190,6 +190,21 @@ function mock.openapi(path, opts)
   if not ok then fail("mock.openapi: " .. err) end
 end
 
+-- errors, latency, faults and rate limits: on everything, a path prefix or a host (path =, host =)
+function mock.chaos(settings)
+  check_type(settings, "table", "mock.chaos settings")
+  local ok, err = H.chaos(settings)
+  if not ok then fail("mock.chaos: " .. err) end
+end
+
+-- chaos settings kept under a name, switched on over the admin API (PUT /__moonmock/chaos)
+function mock.chaos_profile(name, settings)
+  check_type(name, "string", "mock.chaos_profile name")
+  check_type(settings, "table", "mock.chaos_profile settings")
+  local ok, err = H.chaos_profile(name, settings)
+  if not ok then fail("mock.chaos_profile: " .. err) end
+end
+
 -- forwards the request to a real upstream; the door answers with what comes back
 function mock.proxy(base, opts)
   check_type(base, "string", "mock.proxy base URL")
@@ -218,9 +233,9 @@ end
 
 -- rules
 local rule_opts = { status = true, headers = true, delay = true, times = true, name = true, priority = true, query = true,
-                    exact_query = true }
+                    exact_query = true, chaos = true }
 local graphql_opts = { status = true, headers = true, delay = true, times = true, name = true, priority = true, path = true,
-                       query = true, exact_query = true, variables = true }
+                       query = true, exact_query = true, variables = true, chaos = true }
 
 local function register(spec, what)
   spec.where = where()
@@ -255,7 +270,7 @@ end
 
 local route_keys = { method = true, path = true, url = true, host = true, query = true, headers = true, json = true,
                      body = true, when = true, respond = true, times = true, name = true, priority = true,
-                     status = true, delay = true, graphql = true, exact_query = true, variables = true }
+                     status = true, delay = true, graphql = true, exact_query = true, variables = true, chaos = true }
 function mock.route(spec)
   check_type(spec, "table", "mock.route argument")
   check_opts(spec, route_keys, "mock.route")
@@ -274,7 +289,7 @@ function mock.route(spec)
              exact_query = spec.exact_query, variables = spec.variables,
              headers = spec.headers, json = spec.json, body = spec.body, when = spec.when, graphql = spec.graphql,
              opts = { times = spec.times, name = spec.name, priority = spec.priority, status = spec.status,
-                      delay = spec.delay } }, "mock.route")
+                      delay = spec.delay, chaos = spec.chaos } }, "mock.route")
 end
 
 -- host services

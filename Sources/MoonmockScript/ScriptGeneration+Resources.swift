@@ -8,7 +8,24 @@ import MoonmockSchema
 /// The host half of `mock.resource` (``Prelude/resourceSource``): declarations, key names and
 /// body schemas.
 extension ScriptGeneration {
+    /// A chaos message without its `chaos: ` (the script's message names `mock.chaos` already).
+    static func unprefixed(_ message: String) -> String { message.hasPrefix("chaos: ") ? String(message.dropFirst(7)) : message }
+
     func installResourceHost(_ H: Int32) {
+        vm.setFunction("chaos", in: H) { [unowned self] stack in
+            reportingFailure(stack) {
+                guard self.loading else { throw LuaError.host("chaos is declared while the script loads (switch it at runtime with PUT /__moonmock/chaos)") }
+                do { self.chaosLayers.append(try ChaosPolicy(json: try self.json(at: 1, stack))) } catch let e as ChaosPolicy.Invalid { throw LuaError.host(Self.unprefixed(e.description)) }
+            }
+        }
+        vm.setFunction("chaos_profile", in: H) { [unowned self] stack in
+            reportingFailure(stack) {
+                let name = try stack.checkString(1, "name")
+                guard !name.isEmpty else { throw LuaError.host("the profile needs a name") }
+                guard self.chaosProfiles[name] == nil else { throw LuaError.host("profile '\(name)' is declared twice") }
+                do { self.chaosProfiles[name] = try ChaosPolicy(json: try self.json(at: 2, stack)) } catch let e as ChaosPolicy.Invalid { throw LuaError.host(Self.unprefixed(e.description)) }
+            }
+        }
         // resource_declare(path, id_field) -> item prefix, version key, sequence key, seeded key
         vm.setFunction("resource_declare", in: H) { [unowned self] stack in
             let path = try stack.checkString(1, "path"), idField = try stack.checkString(2, "id_field")

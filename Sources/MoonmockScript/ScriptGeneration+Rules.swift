@@ -64,6 +64,12 @@ extension ScriptGeneration {
         }
         stack.pop()
         if name != nil && name!.isEmpty { name = nil }
+        var chaosPolicy: ChaosPolicy?
+        if stack.getField(opts, "chaos") != LUA_TNIL {
+            guard stack.isTable(at: -1) else { throw LuaError.host("chaos must be a table such as { error_rate = 0.1 }") }
+            do { chaosPolicy = try ChaosPolicy(json: try json(at: -1, stack), scoped: false) } catch { throw LuaError.host(String(describing: error)) }
+        }
+        stack.pop()
         stack.pop()   // opts
 
         // predicates
@@ -182,7 +188,9 @@ extension ScriptGeneration {
         }
         let rule = Rule(id: name, method: method, pattern: pattern, predicates: predicates, times: times,
                         priority: priority, location: location.isEmpty ? nil : location, graphQLOperation: operation,
-                        mayUseStore: !fixed || predicates.contains(where: \.isCustomCode), responder: responder)
+                        mayUseStore: !fixed || predicates.contains(where: \.isCustomCode),
+                        chaos: chaosPolicy.map { ChaosRunner($0, seed: SeededRandom.mix(engine.environment.seed, SeededRandom.seed("rule:\(name ?? Rule.defaultID(method: method, pattern: pattern))@\(location)"))) },
+                        responder: responder)
         if callsLua { luaResponders.insert(ObjectIdentifier(rule)) }
         return rule
     }

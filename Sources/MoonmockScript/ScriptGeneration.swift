@@ -51,6 +51,9 @@ public final class ScriptGeneration: @unchecked Sendable {
     public internal(set) var resourceDeclarations: [ResourceRegistry.Declaration] = []
     /// Their `schema`s, compiled once: `resource_check` validates bodies against them by number.
     var resourceSchemas: [JSONSchema] = []
+    /// The script's `mock.chaos{...}` layers and `mock.chaos_profile`s (handed to the engine once the load succeeds).
+    public internal(set) var chaosLayers: [ChaosPolicy] = []
+    public internal(set) var chaosProfiles: [String: ChaosPolicy] = [:]
     /// The script's `mock.cors{...}` (handed to the engine once the load succeeds).
     public internal(set) var corsDeclaration: CORSPolicy?
     /// The script's `mock.spec(...)`s (handed to the engine once the load succeeds).

@@ -75,6 +75,11 @@ extension AdminAPI {
         AdminRoute("GET", "/state/{key}") { api, c in try api.stateKey(c.request, c.parameter ?? "") },
         AdminRoute("PUT", "/state/{key}") { api, c in try api.stateKey(c.request, c.parameter ?? "") },
         AdminRoute("DELETE", "/state/{key}") { api, c in try api.stateKey(c.request, c.parameter ?? "") },
+        AdminRoute("GET", "/resources") { api, _ in try api.resourceCollections() },
+        AdminRoute("DELETE", "/resources/{path}") { api, c in try api.resetResource(c.parameter ?? "") },
+        AdminRoute("GET", "/chaos") { api, _ in .json(api.engine.chaos.json) },
+        AdminRoute("PUT", "/chaos") { api, c in try api.startChaos(c.request) },
+        AdminRoute("DELETE", "/chaos") { api, _ in try api.stopChaos() },
         AdminRoute("GET", "/variants") { api, _ in api.listVariants() },
         AdminRoute("PUT", "/variants/{rule}") { api, c in try api.switchVariant(c.request, c.parameter ?? "") },
         AdminRoute("GET", "/bundle") { api, _ in

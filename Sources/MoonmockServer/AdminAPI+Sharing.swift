@@ -52,6 +52,8 @@ extension AdminAPI {
                     engine.feed.publish(.switched(.object(["rule": .string(rule), "bundle": .string(path)])))
                 }
             }
+        case .chaos:
+            applySharedChaos(shared)
         case .rules:
             guard let rules = try? runtimeRules() else { return }
             let ordered = shared.compactMap { _, value -> (Int, JSONValue)? in
