@@ -63,6 +63,23 @@ public final class Moonmock: @unchecked Sendable {
         try load(script: script, options: options)
     }
 
+    /// Creates an instance whose fake data, `mock.schema` values, chaos and `math.random` are
+    /// seeded: the same requests get the same bodies and failures here and on a server started
+    /// with `--seed` (the clock and `mock.uuid` stay real).
+    ///
+    /// ```swift
+    /// let moonmock = try Moonmock(script: url, seed: 42)
+    /// ```
+    public convenience init(script: URL, options: ScriptOptions = ScriptOptions(), seed: UInt64) throws {
+        self.init(environment: MockEnvironment.system.seeded(seed))
+        try load(script: script, options: options)
+    }
+
+    /// An instance with no rules, seeded as ``init(script:options:seed:)``.
+    public convenience init(seed: UInt64, journalCapacity: Int = 1000) {
+        self.init(environment: MockEnvironment.system.seeded(seed), journalCapacity: journalCapacity)
+    }
+
     deinit {
         InstanceRegistry.unregister(protocolClass)
         InstanceRegistry.unregisterConfigurations(of: protocolClass)

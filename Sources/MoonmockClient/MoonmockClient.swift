@@ -103,6 +103,39 @@ public struct MoonmockClient: Sendable {
         throw MoonmockClientError.verification(lines.joined(separator: "\n"))
     }
 
+    // MARK: chaos and resources
+
+    /// Switches on a chaos profile the script named (`mock.chaos_profile`) from the next
+    /// request, for `durationMilliseconds` or until ``stopChaos()``; what is on now.
+    ///
+    /// ```swift
+    /// try await mock.chaos(profile: "bad-day", durationMilliseconds: 60_000)
+    /// ```
+    @discardableResult
+    public func chaos(profile: String, durationMilliseconds: Double? = nil) async throws -> [String: Any] {
+        var body: [String: Any] = ["profile": profile]
+        if let durationMilliseconds { body["duration_ms"] = durationMilliseconds }
+        return try await call("PUT", "/__moonmock/chaos", body: try JSONSerialization.data(withJSONObject: body))
+    }
+
+    /// Switches on chaos settings (`["error_rate": 0.1, "status": 503]`, `latency`, `fault`,
+    /// `fault_rate`, `rate_limit`, `path`, `host`).
+    @discardableResult
+    public func chaos(_ settings: [String: any Sendable], durationMilliseconds: Double? = nil) async throws -> [String: Any] {
+        var body: [String: Any] = settings
+        if let durationMilliseconds { body["duration_ms"] = durationMilliseconds }
+        return try await call("PUT", "/__moonmock/chaos", body: try JSONSerialization.data(withJSONObject: body))
+    }
+
+    /// Ends runtime chaos and pauses the script's own until chaos is switched on again.
+    @discardableResult
+    public func stopChaos() async throws -> [String: Any] { try await call("DELETE", "/__moonmock/chaos") }
+
+    /// Each `mock.resource` collection: `path`, `count`, `items`.
+    public func resources() async throws -> [[String: Any]] {
+        (try await call("GET", "/__moonmock/resources"))["resources"] as? [[String: Any]] ?? []
+    }
+
     /// The journal, oldest first; `since` gives only the entries recorded after that id.
     public func requests(since: Int? = nil) async throws -> [[String: Any]] {
         try await callArray("GET", "/__moonmock/requests" + (since.map { "?since=\($0)" } ?? ""))

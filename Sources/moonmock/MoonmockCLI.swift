@@ -87,6 +87,8 @@ enum MoonmockCLI {
       --spec-mode MODE       warn (default: serve and report) or enforce (refuse a
                              request that breaks the spec with 400, and turn an answer
                              that does into a 500)
+      --seed N               seed mock.fake, mock.schema, chaos and math.random: the
+                             same requests get the same data and failures (default 0)
       --max-body BYTES       larger request bodies get 413 (default 16777216); also the
                              largest WebSocket message, inflated
       --ws-deflate on|off    WebSocket permessage-deflate, when the client offers it

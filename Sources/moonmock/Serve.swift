@@ -40,6 +40,7 @@ enum Serve {
         var corsCredentials = false
         var specs: [String] = []
         var specMode = OpenAPIContract.Mode.warn
+        var seed: UInt64?
         let args = ArgumentReader(arguments)
         do {
             while let arg = args.next() {
@@ -119,6 +120,10 @@ enum Serve {
                 case "--cors-credentials": corsCredentials = true
                 case "--mcp": configuration.mcp = true
                 case "--spec": specs.append(try args.value(arg))
+                case "--seed":
+                    let v = try args.value(arg)
+                    guard let n = UInt64(v) ?? Int64(v).map({ UInt64(bitPattern: $0) }) else { throw UsageError("--seed takes an integer, got '\(v)'") }
+                    seed = n
                 case "--spec-mode":
                     let v = try args.value(arg)
                     guard let mode = OpenAPIContract.Mode(rawValue: v) else { throw UsageError("--spec-mode takes warn or enforce, got '\(v)'") }
@@ -197,7 +202,7 @@ enum Serve {
             MoonmockCLI.printError("moonmock: --store: \(error)")
             return 1
         }
-        let engine = Engine(journalCapacity: journal, state: StateStore(limitBytes: stateLimit, feed: feed, backend: shared), feed: feed,
+        let engine = Engine(environment: seed.map { MockEnvironment.system.seeded($0) } ?? .system, journalCapacity: journal, state: StateStore(limitBytes: stateLimit, feed: feed, backend: shared), feed: feed,
                             store: shared)
         engine.journal.responseBodyLimit = journalBody
         if !specs.isEmpty {

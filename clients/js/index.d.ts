@@ -86,10 +86,37 @@ export class Client {
   contract(): Promise<ContractSummary>;
   /** Rejects with `node:assert`'s `AssertionError` listing each violation of a spec. */
   assertContractClean(): Promise<void>;
+  /** Chaos from the next request: a script profile's name, or settings. */
+  chaos(profileOrSettings: string | ChaosSettings, options?: { durationMs?: number }): Promise<ChaosStatus>;
+  stopChaos(): Promise<ChaosStatus>;
+  chaosStatus(): Promise<ChaosStatus>;
+  /** The `mock.resource` collections and their items. */
+  resources(): Promise<Array<{ path: string; id_field: string; count: number; items: JSONValue[] }>>;
+  resetResource(path: string): Promise<void>;
   switch(rule: string, variant: string | null): Promise<void>;
   reset(): Promise<void>;
   reload(): Promise<string>;
   health(): Promise<Record<string, unknown>>;
+}
+
+export interface ChaosSettings {
+  error_rate?: number;
+  status?: number;
+  body?: JSONValue;
+  latency?: { min: number; max: number } | { dist?: "lognormal"; median: number; p99?: number };
+  fault?: "connection_reset" | "empty_response" | "malformed_chunk" | "timeout" | "dribble";
+  fault_rate?: number;
+  rate_limit?: { rps: number; burst?: number };
+  path?: string;
+  host?: string;
+}
+
+export interface ChaosStatus {
+  active: boolean;
+  paused: boolean;
+  layers: ChaosSettings[];
+  runtime: { profile?: string; settings: ChaosSettings; remaining_ms?: number } | null;
+  profiles: Record<string, ChaosSettings>;
 }
 
 export interface ContractViolation {

@@ -117,6 +117,29 @@ export class Client {
     throw new AssertionError({ message: lines.join("\n"), actual: body.count, expected: body.expected, operator: "verify" });
   }
 
+  /**
+   * Switches chaos on from the next request: a profile the script named (`mock.chaos_profile`),
+   * or settings (`{ error_rate: 0.1, status: 503 }`, `latency`, `fault`, `fault_rate`,
+   * `rate_limit`, `path`, `host`); `{ durationMs }` ends it on its own. Resolves to what is on now.
+   */
+  async chaos(profileOrSettings, { durationMs } = {}) {
+    const body = typeof profileOrSettings === "string" ? { profile: profileOrSettings } : { ...(profileOrSettings || {}) };
+    if (durationMs !== undefined) body.duration_ms = durationMs;
+    return this._call("PUT", "/__moonmock/chaos", body);
+  }
+
+  /** Ends runtime chaos and pauses the script's own until chaos is switched on again. */
+  async stopChaos() { return this._call("DELETE", "/__moonmock/chaos"); }
+
+  /** The script's chaos layers and profiles, what runs now and for how long. */
+  async chaosStatus() { return this._call("GET", "/__moonmock/chaos"); }
+
+  /** Each `mock.resource` collection: `path`, `count`, `items`. */
+  async resources() { return (await this._call("GET", "/__moonmock/resources")).resources; }
+
+  /** Forgets a collection's items (`"/pets"`): its seed comes back on the next request. */
+  async resetResource(path) { await this._call("DELETE", "/__moonmock/resources/" + encodeURI(path.replace(/^\/+/, ""))); }
+
   /** What the specs (`--spec`, `mock.spec`) say of the requests so far: per operation, `uncovered`, `violations`. */
   async contract() { return this._call("GET", "/__moonmock/contract"); }
 

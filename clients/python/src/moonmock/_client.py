@@ -197,6 +197,37 @@ class Client:
             lines.append(f"  counted: {entry['method']} {entry['url']} -> {entry['status']}")
         raise AssertionError("\n".join(lines))
 
+    # -- chaos and resources
+
+    def chaos(self, profile: Optional[str] = None, *, duration_ms: Optional[float] = None, **settings: JSON) -> Dict[str, JSON]:
+        """Switches chaos on from the next request: a profile the script named
+        (``mock.chaos_profile``) or settings (``error_rate=0.1, status=503``,
+        ``latency={"min": 50, "max": 400}``, ``fault="connection_reset"``, ``fault_rate=0.01``,
+        ``rate_limit={"rps": 10, "burst": 20}``, ``path="/api/"``, ``host=...``), for
+        ``duration_ms`` or until :meth:`stop_chaos`. Returns what is on now."""
+        body: Dict[str, JSON] = dict(settings)
+        if profile is not None:
+            body["profile"] = profile
+        if duration_ms is not None:
+            body["duration_ms"] = duration_ms
+        return self._call("PUT", "/__moonmock/chaos", body)
+
+    def stop_chaos(self) -> Dict[str, JSON]:
+        """Ends runtime chaos and pauses the script's own until chaos is switched on again."""
+        return self._call("DELETE", "/__moonmock/chaos")
+
+    def chaos_status(self) -> Dict[str, JSON]:
+        """The script's layers and profiles, what runs now and for how long."""
+        return self._call("GET", "/__moonmock/chaos")
+
+    def resources(self) -> List[Dict[str, JSON]]:
+        """Each ``mock.resource`` collection: ``path``, ``count`` and ``items`` in order."""
+        return self._call("GET", "/__moonmock/resources")["resources"]
+
+    def reset_resource(self, path: str) -> None:
+        """Forgets a collection's items (``"/pets"``): its seed comes back on the next request."""
+        self._call("DELETE", "/__moonmock/resources/" + urllib.parse.quote(path.lstrip("/")))
+
     def contract(self) -> Dict[str, JSON]:
         """What the specs (``--spec``, ``mock.spec``) say of the requests so far: per operation
         the requests and violations, the operations never reached (``uncovered``), and the

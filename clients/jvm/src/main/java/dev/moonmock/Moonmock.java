@@ -254,6 +254,42 @@ public final class Moonmock implements AutoCloseable {
         throw new AssertionError(message.toString());
     }
 
+    // chaos and resources
+
+    /** Switches on a profile the script named ({@code mock.chaos_profile}) from the next request, until {@link #stopChaos()}. */
+    public Map<String, Object> chaos(String profile) { return chaos(profile, null); }
+
+    /** As {@link #chaos(String)}, ending after {@code durationMs} milliseconds ({@code null}: until stopped). */
+    public Map<String, Object> chaos(String profile, Long durationMs) {
+        Map<String, Object> body = new java.util.LinkedHashMap<>();
+        body.put("profile", profile);
+        if (durationMs != null) body.put("duration_ms", durationMs);
+        return chaosCall(body);
+    }
+
+    /** Switches on chaos settings ({@code error_rate}, {@code status}, {@code latency}, {@code fault}, {@code rate_limit}, {@code path}, ...). */
+    public Map<String, Object> chaos(Map<String, ?> settings, Long durationMs) {
+        Map<String, Object> body = new java.util.LinkedHashMap<>(settings);
+        if (durationMs != null) body.put("duration_ms", durationMs);
+        return chaosCall(body);
+    }
+
+    @SuppressWarnings("unchecked")
+    private Map<String, Object> chaosCall(Map<String, Object> body) { return (Map<String, Object>) call("PUT", "/__moonmock/chaos", Json.write(body)); }
+
+    /** Ends runtime chaos and pauses the script's own until chaos is switched on again. */
+    @SuppressWarnings("unchecked")
+    public Map<String, Object> stopChaos() { return (Map<String, Object>) call("DELETE", "/__moonmock/chaos", null); }
+
+    /** Each {@code mock.resource} collection: {@code path}, {@code count}, {@code items}. */
+    @SuppressWarnings("unchecked")
+    public List<Map<String, Object>> resources() {
+        return (List<Map<String, Object>>) ((Map<?, ?>) call("GET", "/__moonmock/resources", null)).get("resources");
+    }
+
+    /** Forgets a collection's items ({@code "/pets"}): its seed comes back on the next request. */
+    public void resetResource(String path) { call("DELETE", "/__moonmock/resources/" + encode(path.replaceFirst("^/+", "")), null); }
+
     // state, variants, lifecycle
 
     /** {@code mock.state}. */
