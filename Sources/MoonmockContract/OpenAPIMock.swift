@@ -129,6 +129,53 @@ public final class OpenAPIMock: Sendable {
         return (response, note)
     }
 
+    /// The schema an answer's JSON body is made from when the spec gives no example for it, as
+    /// a document of its own (every schema it refers to, in this file or another, copied into
+    /// its `$defs`): what `convert openapi` hands `mock.schema`. `nil` when the answer has an
+    /// example or no JSON body.
+    public func schemaOnlyBody(_ info: ContractOperation, key: String) -> JSONValue? {
+        guard let operation = contract.operation(info), let raw = operation.responses?.child(key),
+              let content = contract.documents.resolve(raw).child("content"), case .object(let media) = content.value else { return nil }
+        let type = Self.negotiate(Array(media.keys), accept: nil)
+        guard type.hasSuffix("json"), let place = content.child(type), let schema = place.child("schema"),
+              place.value["example"] == nil, place.value["examples"] == nil else { return nil }
+        let resolved = contract.documents.resolve(schema)
+        guard resolved.value["example"] == nil, resolved.value["examples"] == nil else { return nil }
+        return bundled(schema)
+    }
+
+    /// `schema` with each `$ref` it reaches rewritten to `#/$defs/NAME`, the schemas copied there.
+    func bundled(_ schema: SpecDocuments.Located) -> JSONValue {
+        var defs: [String: JSONValue] = [:]
+        var names: [String: String] = [:]
+        func rewrite(_ value: JSONValue, _ document: String) -> JSONValue {
+            switch value {
+            case .object(var o):
+                for (k, v) in o where k != "$ref" { o[k] = rewrite(v, document) }
+                if let ref = o["$ref"]?.stringValue, let target = contract.documents.lookup(ref, from: document) {
+                    let name: String
+                    if let known = names[target.uri] {
+                        name = known
+                    } else {
+                        var stem = String(target.pointer.split(separator: "/").last ?? "schema").filter { $0.isLetter || $0.isNumber || $0 == "_" }
+                        if stem.isEmpty { stem = "schema" }
+                        name = defs[stem] == nil ? stem : stem + "_\(names.count + 1)"
+                        names[target.uri] = name
+                        defs[name] = .null   // taken, while its own refs are followed
+                        defs[name] = rewrite(target.value, target.document)
+                    }
+                    o["$ref"] = .string("#/$defs/" + name)
+                }
+                return .object(o)
+            case .array(let a): return .array(a.map { rewrite($0, document) })
+            default: return value
+            }
+        }
+        guard case .object(var root) = rewrite(schema.value, schema.document) else { return schema.value }
+        if !defs.isEmpty { root["$defs"] = .object(defs) }
+        return .object(root)
+    }
+
     /// The body's value: the example asked for, the media's example, the first of its examples,
     /// the schema's example, else one made from the schema (until it validates). A spec
     /// example that breaks its schema is served, with a note naming it.

@@ -76,8 +76,15 @@ public enum OpenAPIImporter {
                     }
                     let (response, note) = mock.answer(operation, key: status, status: code, seed: SeededRandom.seed(operation.method + " " + item.template + " " + status))
                     if let note { notes.append(WriterNote(source: source, message: "response \(status): " + note.replacingOccurrences(of: "openapi: ", with: ""))) }
+                    let label = status == "default" ? "other" : status
+                    // No example: a body made per request from the schema, its own for each URL.
+                    if code != 204 && code != 304, let schema = mock.schemaOnlyBody(operation, key: status) {
+                        let file = fixtures.path(for: key, extension: "schema.json", bytes: schema.encoded())
+                        answers.append((label, schemaHandler(file, status: code, headers: response.headers)))
+                        continue
+                    }
                     let exchange = RecordedExchange(request: request, status: code, headers: response.headers, body: response.body)
-                    answers.append((status == "default" ? "other" : status, writer.response(exchange, key, &fixtures)))
+                    answers.append((label, writer.response(exchange, key, &fixtures)))
                 }
                 guard !answers.isEmpty else { continue }
                 var rule = "-- \(operation.method) \(item.template)\(contract.summary(operation).map { ": " + $0.replacingOccurrences(of: "\n", with: " ") } ?? "")\n"
@@ -104,6 +111,19 @@ public enum OpenAPIImporter {
         }
         out += rules.map { "\n" + $0 }.joined()
         return ScriptWriter.Output(script: out, fixtures: fixtures.files, ruleCount: rules.count, notes: notes)
+    }
+
+    /// A handler answering a JSON body `mock.schema` makes from `file`, seeded by the request's
+    /// path (the same object for the same URL, another for another id).
+    static func schemaHandler(_ file: String, status: Int, headers: HTTPHeaders) -> String {
+        var options: [String] = []
+        if status != 200 { options.append("status = \(status)") }
+        let kept = headers.fields.filter { $0.name.lowercased() != "content-type" || !$0.value.lowercased().hasPrefix("application/json") }
+        if !kept.isEmpty {
+            options.append("headers = { " + kept.map { "\(LuaLiteral.key($0.name)) = \(LuaLiteral.string($0.value))" }.joined(separator: ", ") + " }")
+        }
+        return "function(req) return mock.json(mock.schema(\(LuaLiteral.string(file)), { seed_key = req.path })"
+            + (options.isEmpty ? "" : ", { " + options.joined(separator: ", ") + " }") + ") end"
     }
 
     /// `/pets/{petId}` → `/pets/:petId`; a segment mixing text and parameters

@@ -60,7 +60,7 @@ async function start() {
     $('login').hidden = true; $('app').hidden = false;
     $('signout').hidden = !health.token_required;
     showHealth(health);
-    await Promise.all([loadRules(), loadVariants(), loadState()]);
+    await Promise.all([loadRules(), loadVariants(), loadState(), loadChaos()]);
     M.timings.load = performance.now() - t0;
     setEntries(requests, true);
     follow();
@@ -104,7 +104,7 @@ function poll() {
     try {
       await catchUp();
       showHealth(await get('health'));
-      await Promise.all([loadRules(), loadVariants(), loadState()]);
+      await Promise.all([loadRules(), loadVariants(), loadState(), loadChaos()]);
       setLive('polling', 'polling every 2 s');
     } catch (e) { if (e instanceof SignedOut) return; setLive('off', 'server unreachable'); }
     pollTimer = setTimeout(tick, 2000);
@@ -127,7 +127,7 @@ function refreshSoon(what) {
     soon[what] = 0;
     if (what === 'health') showHealth(await get('health'));
     if (what === 'rules') await loadRules();
-    if (what === 'variants') await loadVariants();
+    if (what === 'variants') await Promise.all([loadVariants(), loadChaos()]);
     if (what === 'state') await loadState();
   }), 250);
 }

@@ -52,6 +52,7 @@ function inspect(e) {
     : '<dt>rule</dt><dd class="no" id="i-rule">none matched</dd>';
   if (e.delay_ms) h += `<dt>delay</dt><dd id="i-delay">${e.delay_ms} ms</dd>`;
   if (e.fault) h += `<dt>fault</dt><dd id="i-fault" class="no">${esc(e.fault)}</dd>`;
+  if (e.chaos) h += `<dt>chaos</dt><dd id="i-chaos" class="no">${esc(e.chaos)}</dd>`;
   if (e.stream) h += `<dt>stream</dt><dd id="i-stream">${esc(e.stream.kind)}: ${e.stream.chunks} pieces` +
     (e.stream.ended ? `, ${esc(e.stream.ended)}` : ', still open') + '</dd>';
   if (e.websocket) h += `<dt>websocket</dt><dd>${(e.websocket.sent || []).length} messages` +

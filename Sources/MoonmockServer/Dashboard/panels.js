@@ -35,6 +35,31 @@ async function loadVariants() {
     `<form class="row-form bundle" data-rule="${esc(b.rule)}"><code>${esc(b.rule)}</code> serves ` +
     `<input value="${esc(b.path)}" aria-label="bundle folder of ${esc(b.rule)}"> <button type="submit">Switch</button></form>`).join('') : '';
 }
+// Chaos: what is on (the script's layers, a runtime switch and its time left), switched here.
+async function loadChaos() {
+  const c = await get('chaos');
+  M.chaos = c;
+  const parts = [];
+  if (c.runtime) parts.push((c.runtime.profile ? `profile ${c.runtime.profile}` : 'runtime settings') +
+    (c.runtime.remaining_ms !== undefined ? ` for ${Math.ceil(c.runtime.remaining_ms / 1000)} s more` : ''));
+  if (c.layers.length) parts.push(`${c.layers.length} script layer${c.layers.length === 1 ? '' : 's'}`);
+  $('chaos-state').textContent = c.active ? 'on: ' + parts.join(', ') : (c.paused ? 'off (paused until started again)' : 'off');
+  $('chaos-state').className = c.active ? 'on' : '';
+  const names = Object.keys(c.profiles).sort();
+  const chosen = $('c-profile').value;
+  $('c-profile').innerHTML = '<option value="">errors at a rate</option>' +
+    names.map(n => `<option value="${esc(n)}"${n === chosen ? ' selected' : ''}>profile ${esc(n)}</option>`).join('');
+}
+$('chaos-form').addEventListener('submit', act(async ev => {
+  ev.preventDefault();
+  const body = $('c-profile').value ? { profile: $('c-profile').value } : { error_rate: Number($('c-rate').value || 10) / 100 };
+  if ($('c-duration').value) body.duration_ms = Number($('c-duration').value) * 1000;
+  await call('PUT', 'chaos', body);
+  toast('chaos on');
+  await loadChaos();
+}));
+$('chaos-stop').addEventListener('click', act(async () => { await call('DELETE', 'chaos'); toast('chaos off'); await loadChaos(); }));
+
 $('variants').addEventListener('change', act(async ev => {
   const s = ev.target.closest('select.variant');
   if (!s) return;
@@ -72,8 +97,14 @@ $('add-rule').addEventListener('submit', act(async ev => {
 // State: values are JSON; what does not parse as JSON is taken as a string.
 const parseValue = text => { try { return JSON.parse(text); } catch (_) { return text; } };
 async function loadState() {
-  const state = await get('state');
+  const [state, resources] = await Promise.all([get('state'), get('resources')]);
   M.state = state;
+  $('resources').innerHTML = resources.resources.map(r =>
+    `<h2>mock.resource <code>${esc(r.path)}</code> <small>${r.count} item${r.count === 1 ? '' : 's'}</small> ` +
+    `<button class="reset-resource" data-path="${esc(r.path)}">Reset to seed</button></h2>` +
+    '<table><thead><tr><th>' + esc(r.id_field) + '</th><th>item (JSON)</th></tr></thead><tbody>' +
+    r.items.slice(0, 200).map(i => `<tr><td><code>${esc(String(i[r.id_field]))}</code></td><td class="mono">${esc(JSON.stringify(i))}</td></tr>`).join('') +
+    '</tbody></table>').join('');
   if (document.querySelector('#state input.edit')) return;   // not under someone editing
   const keys = Object.keys(state).sort();
   $('state').innerHTML = keys.map(k => `<tr data-key="${esc(k)}"><td><code>${esc(k)}</code></td>` +
@@ -81,6 +112,13 @@ async function loadState() {
     `<td><button class="edit-key" aria-label="edit ${esc(k)}">Edit</button> <button class="delete-key" aria-label="delete ${esc(k)}">Delete</button></td></tr>`).join('') ||
     '<tr><td colspan="3" class="hint">mock.state is empty.</td></tr>';
 }
+$('resources').addEventListener('click', act(async ev => {
+  const b = ev.target.closest('.reset-resource');
+  if (!b) return;
+  await call('DELETE', 'resources/' + b.dataset.path.replace(/^\/+/, '').split('/').map(encodeURIComponent).join('/'));
+  toast('reset ' + b.dataset.path);
+  await loadState();
+}));
 $('state').addEventListener('click', act(async ev => {
   const row = ev.target.closest('tr[data-key]');
   if (!row) return;

@@ -103,7 +103,7 @@ function render() {
       `<span class="id">#${e.id}</span><span class="t">${esc(clock(e.timestamp))}</span><span class="m">${esc(e.method)}</span>` +
       `<span class="u mono" title="${esc(e.url)}">${esc(pathOf(e.url))}</span>` +
       (e.rule ? `<span class="r" title="${esc(e.rule)}">${esc(e.rule)}</span>` : '<span class="unmatched-tag">unmatched</span>') +
-      contractBadge(e) + `<span class="badge">${esc(statusText(e))}</span></div>`;
+      contractBadge(e) + (e.chaos ? `<span class="chaos" title="chaos: ${esc(e.chaos)}">chaos</span>` : '') + `<span class="badge">${esc(statusText(e))}</span></div>`;
   }
   $('rows').innerHTML = html;
 }
