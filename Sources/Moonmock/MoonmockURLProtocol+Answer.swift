@@ -47,7 +47,7 @@ enum Answer {
                                                            cookies: redirects > 0 && current.httpShouldHandleCookies ? session?.cookieStorage : nil))
             let head = exchange.request.method == "HEAD"
             // A request an enforced spec refused gets its 400 (404, 405), as from the socket server.
-            if exchange.matched || exchange.refusedByContract {
+            if exchange.matched || exchange.refusedByContract || exchange.answeredByChaos {
                 logging.log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0, ruleID: exchange.ruleID)
                 delay += exchange.delayMilliseconds
                 #if canImport(MoonmockProxy)

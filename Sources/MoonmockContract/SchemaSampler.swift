@@ -47,6 +47,7 @@ public struct SchemaSampler {
                 return sample(picked, depth: depth + 1)
             }
         }
+        if !types.isEmpty && types.allSatisfy({ $0 == "null" }) { return .null }
         let type = types.first { $0 != "null" } ?? guessType(o)
         switch type {
         case "object": return sampleObject(s, depth: depth)

@@ -13,8 +13,12 @@ public struct Exchange: Sendable {
     public let nearMisses: [NearMiss]
     /// What the API's spec says of it (`--spec`, `mock.spec`); `nil` without a spec.
     public var contract: ContractVerdict? = nil
+    /// What chaos did (`"error_rate"`, `"latency"`, `"fault"`, `"rate_limit"`); `nil` when nothing.
+    public var chaos: String? = nil
 
     public var matched: Bool { ruleID != nil }
+    /// Chaos answered before any rule ran (an error, a fault, a 429): an answer all the same.
+    public var answeredByChaos: Bool { ruleID == nil && chaos != nil && chaos != "latency" }
     /// An enforced spec answered for the rules: the request breaks it.
     public var refusedByContract: Bool { contract.map { $0.enforces && !$0.request.isEmpty } ?? false }
 }
@@ -439,7 +443,9 @@ public final class Engine: Sendable {
                        delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses, stripe: lane.stripe,
                        response: response, contract: contract, chaos: chaos?.label, spare: &lane.spareRecord)
         if feed.isWatched { feed.publish(.request(id: request.id)) }
-        return Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
+        var exchange = Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
+        exchange.chaos = chaos?.label
+        return exchange
     }
 }
 

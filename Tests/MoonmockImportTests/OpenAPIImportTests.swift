@@ -33,14 +33,16 @@ struct OpenAPIImportTests {
         if case .integer(let id)? = pets?[0]?["id"] { #expect(id >= 1) } else { Issue.record("id: \(String(describing: pets?[0]?["id"]))") }
         #expect(["dog", "cat"].contains(pets?[0]?["tag"]?.stringValue ?? ""))
         #expect(pets?[0]?["born"]?.stringValue?.range(of: #"^\d{4}-\d{2}-\d{2}$"#, options: .regularExpression) != nil)
-        #expect(pets?[0]?["owner"]?["email"]?.stringValue?.contains("@example.com") == true)
+        #expect(pets?[0]?["owner"]?["email"]?.stringValue?.range(of: #"^[a-z0-9._]+@example\.(com|org|net)$"#, options: .regularExpression) != nil,
+                "\(String(describing: pets))")
+        // Made per request by mock.schema, seeded by the path: the same list for the same URL.
         #expect(pets == (try json(engine, "GET", "/pets").1))
         #expect(try json(engine, "POST", "/pets").1 == .object(["id": .integer(10), "name": .string("Rex"), "tag": .string("dog")]))
         #expect(try json(engine, "POST", "/pets").0 == 201)
         #expect(try json(engine, "GET", "/pets/7").1?["name"] == .string("Rex"))
         try engine.variants.activate("404", for: "GET /pets/:petId")
         let missing = try json(engine, "GET", "/pets/7")
-        #expect(missing.0 == 404 && missing.1?["message"] == .string("not found"))
+        #expect(missing.0 == 404 && missing.1?["message"]?.stringValue?.isEmpty == false, "\(String(describing: missing.1))")
         try engine.variants.activate("400", for: "POST /pets")
         #expect(try json(engine, "POST", "/pets").0 == 400)
         #expect(engine.handle(MockRequest(method: "DELETE", url: "http://localhost/pets/7")).response.status == 204)
@@ -56,10 +58,13 @@ struct OpenAPIImportTests {
         #expect(status == 200)
         #expect(order?["id"]?.stringValue?.range(of: #"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"#, options: .regularExpression) != nil,
                 "\(String(describing: order))")
-        #expect(order?["placed"]?.stringValue?.hasSuffix("Z") == true && order?["lines"]?[0]?["sku"]?.stringValue != nil)
-        #expect(try json(engine, "POST", "/orders").1?["created"] == .bool(true))
+        #expect(order?["placed"]?.stringValue?.hasSuffix("Z") == true, "\(String(describing: order))")
+        // Each id its own order; the same id, the same order.
+        #expect(try json(engine, "GET", "/orders/2").1 != order && (try json(engine, "GET", "/orders/1").1) == order)
+        #expect(try json(engine, "POST", "/orders").0 == 201)
         try engine.variants.activate("other", for: "GET /orders/:orderId")
-        #expect(try json(engine, "GET", "/orders/1") == (500, .object(["error": .string("boom")])))
+        let other = try json(engine, "GET", "/orders/1")
+        #expect(other.0 == 500 && other.1?["error"] != nil, "\(String(describing: other.1))")
     }
 
     @Test("a document that is not OpenAPI 3 or Swagger 2.0 says so")

@@ -39,9 +39,9 @@ final class Served: Sendable {
 
     /// Serves `script` through `door`. The environment is pinned (clock, uuid, random) as in
     /// the other suites, so a script's answers do not depend on when the test runs.
-    init(_ script: String, door: Door, unmatched: UnmatchedPolicy = .notImplemented) throws {
+    init(_ script: String, door: Door, unmatched: UnmatchedPolicy = .notImplemented, seed: UInt64 = 1) throws {
         self.door = door
-        moonmock = Moonmock(environment: .fixed(now: 1_700_000_000, seed: 1))
+        moonmock = Moonmock(environment: .fixed(now: 1_700_000_000, seed: seed))
         try moonmock.load(lua: script)
         moonmock.unmatchedPolicy = unmatched
         switch door {
