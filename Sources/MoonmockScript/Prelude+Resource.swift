@@ -98,7 +98,8 @@ local function version(c)
     seed(c)
     return sincr(c.keys_version)
   end
-  return sget(c.keys_version) or 0
+  -- another VM or replica is seeding it: its items once it is done
+  return H.resource_wait(c.keys_version) or 0
 end
 local function bump(c) sincr(c.keys_version) end
 

@@ -37,6 +37,18 @@ extension ScriptGeneration {
             for key in [keys.itemPrefix, keys.version, keys.sequence, keys.seeded] { stack.push(key) }
             return 4
         }
+        // resource_wait(version key) -> the version once another VM or replica has seeded the
+        // collection (at most 5 s; nil past it): a reader never sees half a seed.
+        vm.setFunction("resource_wait", in: H) { [unowned self] stack in
+            let key = try stack.checkString(1, "key")
+            let deadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
+            while DispatchTime.now().uptimeNanoseconds < deadline {
+                if case .integer(let v)? = try self.engine.state.get(key) { stack.push(v); return 1 }
+                usleep(1000)
+            }
+            stack.pushNil()
+            return 1
+        }
         // resource_schema(table | file) -> number, or nil, message
         vm.setFunction("resource_schema", in: H) { [unowned self] stack in
             do {

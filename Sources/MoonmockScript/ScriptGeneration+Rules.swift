@@ -67,7 +67,7 @@ extension ScriptGeneration {
         var chaosPolicy: ChaosPolicy?
         if stack.getField(opts, "chaos") != LUA_TNIL {
             guard stack.isTable(at: -1) else { throw LuaError.host("chaos must be a table such as { error_rate = 0.1 }") }
-            do { chaosPolicy = try ChaosPolicy(json: try json(at: -1, stack), scoped: false) } catch { throw LuaError.host(String(describing: error)) }
+            do { chaosPolicy = try ChaosPolicy(json: try json(at: -1, stack), scoped: false) } catch { throw LuaError.host(Self.unprefixed(String(describing: error))) }
         }
         stack.pop()
         stack.pop()   // opts
