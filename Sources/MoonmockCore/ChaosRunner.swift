@@ -1,18 +1,48 @@
 import Foundation
 
+/// What chaos did to a request, as the journal says it.
+public enum ChaosKind: UInt8, Sendable {
+    case errorRate, latency, fault, rateLimit
+
+    /// `"error_rate"`, `"latency"`, `"fault"`, `"rate_limit"`.
+    public var name: String {
+        switch self {
+        case .errorRate: return "error_rate"
+        case .latency: return "latency"
+        case .fault: return "fault"
+        case .rateLimit: return "rate_limit"
+        }
+    }
+}
+
+/// What chaos did to a request, without its answer: what the journal records and the delay it
+/// added (a plain value, copied along the request path without reference counting).
+public struct ChaosMark: Sendable {
+    public var kind: ChaosKind?
+    public var extraDelay: Double = 0
+
+    /// Another layer's mark on top: the first decisive kind stays, delays add up.
+    mutating func add(_ other: ChaosMark) {
+        extraDelay += other.extraDelay
+        if kind == nil || kind == .latency, let k = other.kind, k != .latency || kind == nil { kind = k }
+    }
+}
+
 /// What chaos did to one request: an answer instead of the rule's (an error, a fault, a 429),
-/// milliseconds added to the answer's delay, and the journal's word for it.
+/// and its mark.
 public struct ChaosOutcome: Sendable {
     public var answer: MockResponse?
-    public var extraDelay: Double = 0
-    /// `"rate_limit"`, `"fault"`, `"error_rate"` or `"latency"`.
-    public var label: String?
+    public var mark = ChaosMark()
 
     /// Another layer's outcome on top: the first answer stays, delays add up.
     mutating func add(_ other: ChaosOutcome) {
-        if answer == nil, let a = other.answer { answer = a; label = other.label }
-        extraDelay += other.extraDelay
-        if label == nil { label = other.label }
+        if answer == nil, let a = other.answer {
+            answer = a
+            mark.kind = other.mark.kind
+            mark.extraDelay += other.mark.extraDelay
+            return
+        }
+        mark.add(other.mark)
     }
 }
 
@@ -59,22 +89,22 @@ public final class ChaosRunner: Sendable {
                                                        "chaos": .string("rate_limit")]), status: 429)
                     r.headers["Retry-After"] = String(wait)
                     outcome.answer = r
-                    outcome.label = "rate_limit"
+                    outcome.mark.kind = .rateLimit
                 }
             }
             let faultDraw = p.faultRate > 0 ? d.faults.unit() : 1
             let errorDraw = p.errorRate > 0 ? d.errors.unit() : 1
             if outcome.answer == nil, let fault = p.fault, faultDraw < p.faultRate {
                 outcome.answer = .fault(fault)
-                outcome.label = "fault"
+                outcome.mark.kind = .fault
             }
             if outcome.answer == nil, errorDraw < p.errorRate {
                 outcome.answer = errorAnswer()
-                outcome.label = "error_rate"
+                outcome.mark.kind = .errorRate
             }
             if let latency = p.latency {
-                outcome.extraDelay = Self.sample(latency, &d.latency)
-                if outcome.label == nil { outcome.label = "latency" }
+                outcome.mark.extraDelay = Self.sample(latency, &d.latency)
+                if outcome.mark.kind == nil { outcome.mark.kind = .latency }
             }
         }
         return outcome

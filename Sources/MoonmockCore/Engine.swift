@@ -13,12 +13,12 @@ public struct Exchange: Sendable {
     public let nearMisses: [NearMiss]
     /// What the API's spec says of it (`--spec`, `mock.spec`); `nil` without a spec.
     public var contract: ContractVerdict? = nil
-    /// What chaos did (`"error_rate"`, `"latency"`, `"fault"`, `"rate_limit"`); `nil` when nothing.
-    public var chaos: String? = nil
+    /// What chaos did; `nil` when nothing.
+    public var chaos: ChaosKind? = nil
 
     public var matched: Bool { ruleID != nil }
     /// Chaos answered before any rule ran (an error, a fault, a 429): an answer all the same.
-    public var answeredByChaos: Bool { ruleID == nil && chaos != nil && chaos != "latency" }
+    public var answeredByChaos: Bool { ruleID == nil && chaos != nil && chaos != .latency }
     /// An enforced spec answered for the rules: the request breaks it.
     public var refusedByContract: Bool { contract.map { $0.enforces && !$0.request.isEmpty } ?? false }
 }
@@ -187,10 +187,10 @@ public final class Engine: Sendable {
         }
         // Chaos on everything, a path or a host: decided before a rule runs (an error, a fault
         // or a 429 answers instead; latency is added to the answer).
-        var chaos: ChaosOutcome?
+        var chaos: ChaosMark?
         if self.chaos.isActive, let outcome = self.chaos.decide(request) {
-            if let answer = outcome.answer { return finish(request, answer, nil, [], nil, [], started, lane, chaos: outcome) }
-            chaos = outcome
+            if let answer = outcome.answer { return finish(request, answer, nil, [], nil, [], started, lane, chaos: outcome.mark) }
+            chaos = outcome.mark
         }
         var fellThrough: Set<ObjectIdentifier> = []
         if let routed = route(request, sets, lane, &fellThrough) {
@@ -198,7 +198,7 @@ public final class Engine: Sendable {
             if let ruleChaos = routed.chaos {
                 if chaos == nil { chaos = ruleChaos } else { chaos!.add(ruleChaos) }
             }
-            if let chaos, chaos.answer != nil {
+            if routed.chaosAnswered {
                 return finish(request, routed.response, id, routed.logs, routed.error, [], started, lane, chaos: chaos)
             }
             if contract != nil {
@@ -241,8 +241,9 @@ public final class Engine: Sendable {
         let response: MockResponse
         let logs: [String]
         let error: String?
-        /// The rule's own chaos (`chaos = {...}` in its options).
-        var chaos: ChaosOutcome? = nil
+        /// The rule's own chaos (`chaos = {...}` in its options), and whether it answered.
+        var chaos: ChaosMark? = nil
+        var chaosAnswered = false
     }
 
     /// The two rule sets of one request: runtime rules first, then script rules.
@@ -313,14 +314,14 @@ public final class Engine: Sendable {
         } else {
             guard rule.claim() else { return nil }
         }
-        var ruleChaos: ChaosOutcome?
+        var ruleChaos: ChaosMark?
         if let runner = rule.chaos, chaos.rulesApply {
             let outcome = runner.decide(request)
             if let answer = outcome.answer {
                 rule.recordHit(stripe: lane.stripe)
-                return Routed(rule: borrowed, response: answer, logs: [], error: nil, chaos: outcome)
+                return Routed(rule: borrowed, response: answer, logs: [], error: nil, chaos: outcome.mark, chaosAnswered: true)
             }
-            ruleChaos = outcome
+            ruleChaos = outcome.mark
         }
         let context = RequestContext(request: request, captures: captures, rule: borrowed, engine: self)
         var error: String?
@@ -416,7 +417,7 @@ public final class Engine: Sendable {
     /// that breaks it), journals the exchange, and tallies the contract's verdict.
     private func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
                         _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane,
-                        contract: (any ContractChecking, ContractVerdict)?, rule: String? = nil, chaos: ChaosOutcome? = nil) -> Exchange {
+                        contract: (any ContractChecking, ContractVerdict)?, rule: String? = nil, chaos: ChaosMark? = nil) -> Exchange {
         guard let (checker, checked) = contract else {
             return finish(request, response, ruleID, logs, error, misses, started, lane, chaos: chaos)
         }
@@ -434,17 +435,17 @@ public final class Engine: Sendable {
 
     private func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
                         _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane, contract: JSONValue? = nil,
-                        chaos: ChaosOutcome? = nil) -> Exchange {
+                        chaos: ChaosMark? = nil) -> Exchange {
         let delay = (response.delay?.sample(environment.random) ?? 0) + (chaos?.extraDelay ?? 0)
         let now = DispatchTime.now().uptimeNanoseconds
         let elapsed = Int((now - started) / 1000)
         journal.record(at: now, request, timestamp: environment.usesSystemClock ? lane.wallClock(at: now) : environment.now(),
                        status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
                        delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses, stripe: lane.stripe,
-                       response: response, contract: contract, chaos: chaos?.label, spare: &lane.spareRecord)
+                       response: response, contract: contract, chaos: chaos?.kind, spare: &lane.spareRecord)
         if feed.isWatched { feed.publish(.request(id: request.id)) }
         var exchange = Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
-        exchange.chaos = chaos?.label
+        if let chaos { exchange.chaos = chaos.kind }
         return exchange
     }
 }

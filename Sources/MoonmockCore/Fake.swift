@@ -61,7 +61,7 @@ public struct Fake: Sendable {
         case "datetime": return .string(try datetime(args))
         case "past", "future":
             let days = try number(args, "days", kind) ?? 365
-            guard days > 0 else { throw Failure(description: "fake.\(kind): days must be more than 0") }
+            guard days > 0 && days <= 3_650_000 else { throw Failure(description: "fake.\(kind): days must be more than 0 (and at most 3650000)") }
             let offset = random.unit() * days * 86_400
             return .string(Self.iso8601((now + (kind == "past" ? -offset : offset)).rounded(.down)))
         case "int":
@@ -71,6 +71,7 @@ public struct Fake: Sendable {
         case "float":
             let low = try number(args, "min", kind) ?? 0, high = try number(args, "max", kind) ?? 1
             guard low <= high else { throw Failure(description: "fake.float: min \(low) is more than max \(high)") }
+            guard (high - low).isFinite && abs(low) < 1e300 && abs(high) < 1e300 else { throw Failure(description: "fake.float: min and max must lie within ±1e300") }
             let places = try integer(args, "digits", kind) ?? 2
             guard (0...15).contains(places) else { throw Failure(description: "fake.float: digits must be 0 to 15") }
             return .double(decimal(low, high, Int(places)))
@@ -87,6 +88,7 @@ public struct Fake: Sendable {
             return .string((0..<max(1, min(n, 1000))).map { _ in pick(FakeData.lorem) }.joined(separator: " "))
         case "image_url":
             let w = try integer(args, "w", kind) ?? 640, h = try integer(args, "h", kind) ?? 480
+            guard (1...10_000).contains(w) && (1...10_000).contains(h) else { throw Failure(description: "fake.image_url: w and h are 1 to 10000 pixels") }
             return .string("https://picsum.photos/seed/\(hex(random.next() & 0xFFFF_FFFF, 8))/\(w)/\(h)")
         case "color_hex": return .string("#" + hex(random.next() & 0xFF_FFFF, 6))
         case "ipv4": return .string(ipv4())

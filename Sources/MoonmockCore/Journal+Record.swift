@@ -38,7 +38,7 @@ struct JournalRecord: @unchecked Sendable {
         let responseBody: [UInt8]
         let responseLength: Int
         let contract: JSONValue?
-        let chaos: String?
+        let chaos: ChaosKind?
     }
 
     /// Copies `r` (its body cut to ``Journal/maxBodyBytes``) and what came of it, into the block
@@ -47,7 +47,7 @@ struct JournalRecord: @unchecked Sendable {
     static func make(_ r: MockRequest, reusing spare: inout JournalRecord?, sequence: UInt64, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
                      delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss],
                      response: (headers: HTTPHeaders, body: [UInt8], length: Int) = (HTTPHeaders(), [], 0),
-                     contract: JSONValue? = nil, chaos: String? = nil) -> JournalRecord {
+                     contract: JSONValue? = nil, chaos: ChaosKind? = nil) -> JournalRecord {
         // A server's header lines are copied as they are (one piece); other lists field by field.
         let headers = r.headers
         let lines = headers.validatedLines
@@ -130,7 +130,7 @@ struct JournalRecord: @unchecked Sendable {
         entry.responseBody = h.responseBody
         entry.responseBodyLength = h.responseLength
         entry.contract = h.contract
-        entry.chaos = h.chaos
+        entry.chaos = h.chaos?.name
         return entry
     }
 

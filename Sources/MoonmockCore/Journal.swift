@@ -111,7 +111,7 @@ public final class Journal: Sendable {
     /// and the record it replaces in the ring is left in `spare` for the thread's next request.
     func record(at time: UInt64, _ request: MockRequest, timestamp: Double, status: Int, ruleID: String?, durationMicros: Int,
                 delayMilliseconds: Double, fault: Fault?, logs: [String], error: String?, nearMisses: [NearMiss], stripe: Int,
-                response: MockResponse, contract: JSONValue? = nil, chaos: String? = nil, spare: inout JournalRecord?) {
+                response: MockResponse, contract: JSONValue? = nil, chaos: ChaosKind? = nil, spare: inout JournalRecord?) {
         // Copied into one block before the lock. The answer's header list and body are kept by
         // reference (a fixed answer's are shared with its rule); a body past the limit, cut.
         let limit = responseLimit.load(ordering: .relaxed)

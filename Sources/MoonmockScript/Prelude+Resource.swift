@@ -352,6 +352,9 @@ function mock.resource(path, opts)
   rule("PUT", path .. "/:id", "replace", function(col, req) return update(col, req, false) end)
   rule("PATCH", path .. "/:id", "patch", function(col, req) return update(col, req, true) end)
   rule("DELETE", path .. "/:id", "delete", remove)
+  -- seeded now, when the store has none of it yet (the admin API shows it before any request;
+  -- a reload keeps what is there)
+  version(c)
 end
 
 -- the collection back to its seed (the next request seeds it again)

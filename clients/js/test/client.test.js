@@ -140,3 +140,31 @@ test("a spec kept: contract() summarises, assertContractClean() names the violat
     await strict.close();
   }
 });
+
+test("chaos: a profile for a while, settings, stop; resources and reset", async () => {
+  const mm = await serve(script);
+  try {
+    assert.equal((await fetch(mm.url + "/users/7")).status, 200);
+    const on = await mm.chaos("down", { durationMs: 500 });
+    assert.equal(on.runtime.profile, "down");
+    assert.equal((await fetch(mm.url + "/users/7")).status, 503);
+    await new Promise((r) => setTimeout(r, 700));
+    assert.equal((await fetch(mm.url + "/users/7")).status, 200);
+    await mm.chaos({ error_rate: 1, status: 418, path: "/users/" });
+    assert.equal((await fetch(mm.url + "/users/7")).status, 418);
+    assert.equal((await mm.chaosStatus()).runtime.settings.status, 418);
+    assert.equal((await mm.stopChaos()).active, false);
+    assert.equal((await fetch(mm.url + "/users/7")).status, 200);
+    await assert.rejects(mm.chaos("nope"), (error) => error instanceof MoonmockError && /no chaos profile 'nope'/.test(error.message));
+
+    const made = await fetch(mm.url + "/todos", { method: "POST", body: JSON.stringify({ title: "write tests" }) });
+    assert.equal(made.status, 201);
+    assert.equal(made.headers.get("location"), "/todos/2");
+    const [todos] = await mm.resources();
+    assert.deepEqual(todos.items, [{ id: 1, title: "seeded" }, { id: 2, title: "write tests" }]);
+    await mm.resetResource("/todos");
+    assert.deepEqual(await (await fetch(mm.url + "/todos")).json(), [{ id: 1, title: "seeded" }]);
+  } finally {
+    await mm.close();
+  }
+});

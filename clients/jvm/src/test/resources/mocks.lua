@@ -1,3 +1,5 @@
 mock.get("/users/:id", function(req) return { id = tonumber(req.params.id), name = "User " .. req.params.id } end, { name = "user" })
 mock.get("/weather", mock.variants { default = "sunny", sunny = { sky = "clear" }, storm = mock.status(503, { sky = "dark" }) })
 mock.get("/count", function() return { n = mock.state:incr("hits") } end)
+mock.chaos_profile("down", { error_rate = 1, status = 503 })
+mock.resource("/todos", { seed = { { title = "seeded" } } })

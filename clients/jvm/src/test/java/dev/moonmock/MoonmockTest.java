@@ -26,6 +26,28 @@ class MoonmockTest {
     }
 
     @Test
+    void chaosForAWhileAndResources() throws Exception {
+        try (Moonmock mm = Moonmock.serve(SCRIPT)) {
+            assertEquals(200, get(mm, "/users/7").statusCode());
+            Map<String, Object> on = mm.chaos("down", 500L);
+            assertEquals("down", ((Map<?, ?>) on.get("runtime")).get("profile"));
+            assertEquals(503, get(mm, "/users/7").statusCode());
+            Thread.sleep(700);
+            assertEquals(200, get(mm, "/users/7").statusCode());
+            mm.chaos(Map.of("error_rate", 1, "status", 418), null);
+            assertEquals(418, get(mm, "/users/7").statusCode());
+            assertEquals(false, mm.stopChaos().get("active"));
+            assertEquals(200, get(mm, "/users/7").statusCode());
+            assertThrows(MoonmockException.class, () -> mm.chaos("nope"));
+            List<Map<String, Object>> resources = mm.resources();
+            assertEquals("/todos", resources.get(0).get("path"));
+            assertEquals(List.of(Map.of("id", 1L, "title", "seeded")), resources.get(0).get("items"));
+            mm.resetResource("/todos");
+            assertEquals("[{\"id\":1,\"title\":\"seeded\"}]", get(mm, "/todos").body());
+        }
+    }
+
+    @Test
     void stubVerifyRequestsAndClose() throws Exception {
         Process process;
         try (Moonmock mm = Moonmock.serve(SCRIPT)) {
