@@ -137,3 +137,48 @@ def test_a_broken_contract_shows_a_badge_and_the_violations(tmp_path, page) -> N
         assert "response /body/0/name" in table and "petstore.yaml#/paths/~1pets/get" in table
         page.click(".row:not(:has-text('broken'))")
         assert "kept" in page.inner_text("#i-contract")
+
+
+DATA_SCRIPT = """
+mock.chaos_profile("down", { error_rate = 1, status = 503 })
+mock.resource("/pets", { seed = { { name = "Rex" }, { name = "Tom" } } })
+mock.get("/x", "ok")
+"""
+
+
+def test_chaos_switched_from_the_page_and_resources_on_the_state_tab(tmp_path, page) -> None:
+    script = tmp_path / "mocks.lua"
+    script.write_text(DATA_SCRIPT)
+    with moonmock.serve(script, binary=os.environ.get("MOONMOCK_BIN")) as mm:
+        page.goto(mm.url + "/__moonmock/")
+        page.wait_for_selector("#live.on")
+        page.keyboard.press("2")
+        page.wait_for_selector("#c-profile option[value=down]", state="attached")
+        assert page.inner_text("#chaos-state") == "off"
+        page.select_option("#c-profile", "down")
+        page.fill("#c-duration", "30")
+        page.click("#chaos-form button[type=submit]")
+        page.wait_for_selector("#chaos-state.on:has-text('profile down for')")
+        try:
+            urllib.request.urlopen(mm.url + "/x", timeout=5)
+            raise AssertionError("chaos did not answer")
+        except urllib.error.HTTPError as e:
+            assert e.code == 503
+        page.click("#chaos-stop")
+        page.wait_for_selector("#chaos-state:has-text('paused')")
+        assert urllib.request.urlopen(mm.url + "/x", timeout=5).read() == b"ok"
+        page.keyboard.press("1")
+        page.wait_for_selector(".row .chaos")
+        page.click(".row:has(.chaos)")
+        page.wait_for_selector("#i-chaos:has-text('error_rate')")
+
+        req = urllib.request.Request(mm.url + "/pets", data=b'{"name": "Bo"}', method="POST")
+        assert urllib.request.urlopen(req, timeout=5).status == 201
+        page.keyboard.press("3")
+        page.wait_for_selector("#resources h2:has-text('3 items')")
+        assert "Bo" in page.inner_text("#resources table")
+        page.click(".reset-resource")
+        page.wait_for_selector("#toast:has-text('reset /pets')")
+        # The seed comes back with the next request to the collection.
+        assert json.loads(urllib.request.urlopen(mm.url + "/pets", timeout=5).read()) == [{"id": 1, "name": "Rex"}, {"id": 2, "name": "Tom"}]
+        page.wait_for_selector("#resources h2:has-text('2 items')")

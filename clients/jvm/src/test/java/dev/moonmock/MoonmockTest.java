@@ -29,10 +29,10 @@ class MoonmockTest {
     void chaosForAWhileAndResources() throws Exception {
         try (Moonmock mm = Moonmock.serve(SCRIPT)) {
             assertEquals(200, get(mm, "/users/7").statusCode());
-            Map<String, Object> on = mm.chaos("down", 500L);
+            Map<String, Object> on = mm.chaos("down", 1500L);
             assertEquals("down", ((Map<?, ?>) on.get("runtime")).get("profile"));
             assertEquals(503, get(mm, "/users/7").statusCode());
-            Thread.sleep(700);
+            Thread.sleep(1800);
             assertEquals(200, get(mm, "/users/7").statusCode());
             mm.chaos(Map.of("error_rate", 1, "status", 418), null);
             assertEquals(418, get(mm, "/users/7").statusCode());
