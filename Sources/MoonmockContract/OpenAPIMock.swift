@@ -144,8 +144,15 @@ public final class OpenAPIMock: Sendable {
         return bundled(schema)
     }
 
-    /// `schema` with each `$ref` it reaches rewritten to `#/$defs/NAME`, the schemas copied there.
-    func bundled(_ schema: SpecDocuments.Located) -> JSONValue {
+    /// `schema` with each `$ref` it reaches rewritten to `#/$defs/NAME`, the schemas copied
+    /// there; `nil` when a `$ref` leads nowhere.
+    func bundled(_ schema: SpecDocuments.Located) -> JSONValue? {
+        var lost = false
+        let value = bundled(schema, lost: &lost)
+        return lost ? nil : value
+    }
+
+    private func bundled(_ schema: SpecDocuments.Located, lost: inout Bool) -> JSONValue {
         var defs: [String: JSONValue] = [:]
         var names: [String: String] = [:]
         func rewrite(_ value: JSONValue, _ document: String) -> JSONValue {
@@ -165,6 +172,8 @@ public final class OpenAPIMock: Sendable {
                         defs[name] = rewrite(target.value, target.document)
                     }
                     o["$ref"] = .string("#/$defs/" + name)
+                } else if o["$ref"] != nil {
+                    lost = true
                 }
                 return .object(o)
             case .array(let a): return .array(a.map { rewrite($0, document) })

@@ -8,8 +8,8 @@ import MoonmockCore
 /// var random = SeededRandom(seed: 1)
 /// RegexSampler("^[A-Z]{3}-\\d{4}$", random: &random)?.sample()   // "QXA-4821"
 /// ```
-struct RegexSampler {
-    indirect enum Node {
+struct RegexSampler: Sendable {
+    indirect enum Node: Sendable {
         case literal(Character)
         case set([ClosedRange<Character>], negated: Bool)
         case group([[Node]])            // alternatives, each a sequence

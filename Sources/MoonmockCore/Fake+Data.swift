@@ -2,7 +2,17 @@
 /// country's public birth and census statistics (no frequencies kept: every entry is as likely).
 /// Japanese entries carry their romanisation after `|` for e-mail addresses and user names.
 enum FakeData {
-    struct Locale {
+    final class Locale: Sendable {
+        init(firstNames: [String], lastNames: [String], cities: [String], streets: [String], phone: [String], postcode: String,
+             companySuffixes: [String]) {
+            self.firstNames = firstNames
+            self.lastNames = lastNames
+            self.cities = cities
+            self.streets = streets
+            self.phone = phone
+            self.postcode = postcode
+            self.companySuffixes = companySuffixes
+        }
         let firstNames: [String]
         let lastNames: [String]
         let cities: [String]

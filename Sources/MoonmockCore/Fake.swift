@@ -103,21 +103,29 @@ public struct Fake: Sendable {
     // MARK: people and places
 
     public mutating func name() -> String {
-        let data = locale.data
         switch locale {
         case .ja: return lastName().text + " " + firstName().text
         case .es: return firstName().text + " " + lastName().text + " " + lastName().text
-        default: return firstName().text + " " + pick(data.lastNames).split(separator: "|")[0]
+        default: return firstName().text + " " + lastName().text
         }
     }
 
-    /// A name part and its ASCII spelling (for e-mail addresses and user names).
-    mutating func firstName() -> (text: String, ascii: String) { Self.part(pick(locale.data.firstNames)) }
-    mutating func lastName() -> (text: String, ascii: String) { Self.part(pick(locale.data.lastNames)) }
+    /// A name part, and its ASCII spelling (for e-mail addresses and user names) when asked for.
+    struct Part {
+        let entry: String
+        /// Where `|` is: a Japanese entry's romanisation follows it.
+        let bar: String.Index?
+        var text: String { bar.map { String(entry[..<$0]) } ?? entry }
+        var ascii: String { bar.map { String(entry[entry.index(after: $0)...]) } ?? FakeData.asciiFolded(entry) }
+    }
 
-    static func part(_ entry: String) -> (text: String, ascii: String) {
-        if let bar = entry.firstIndex(of: "|") { return (String(entry[..<bar]), String(entry[entry.index(after: bar)...]).lowercased()) }
-        return (entry, FakeData.asciiFolded(entry))
+    mutating func firstName() -> Part { Self.part(pick(locale.data.firstNames)) }
+    mutating func lastName() -> Part { Self.part(pick(locale.data.lastNames)) }
+
+    static func part(_ entry: String) -> Part {
+        // Only Japanese entries hold a `|`, and they are the only ones that are not ASCII-first.
+        guard let first = entry.utf8.first, first >= 0x80 else { return Part(entry: entry, bar: nil) }
+        return Part(entry: entry, bar: entry.utf8.firstIndex(of: UInt8(ascii: "|")))
     }
 
     mutating func email() -> String {
@@ -226,6 +234,14 @@ public enum FakeLocale: String, CaseIterable, Sendable {
         self.init(rawValue: String(language))
     }
 
-    var index: Int { Self.allCases.firstIndex(of: self)! }
+    var index: Int {
+        switch self {
+        case .en: return 0
+        case .de: return 1
+        case .fr: return 2
+        case .es: return 3
+        case .ja: return 4
+        }
+    }
     var data: FakeData.Locale { FakeData.locales[index] }
 }

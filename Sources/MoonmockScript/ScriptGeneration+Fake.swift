@@ -110,25 +110,25 @@ extension ScriptGeneration {
     /// `schema(table | file, seed_key, locale)`: a value the schema accepts, with plausible
     /// strings; seeded by the key when given, else by the request's fake stream.
     private func hostSchema(_ stack: LuaStack) throws -> Int32 {
-        let documents: SpecDocuments
+        let prepared: PreparedSchema
         if stack.isTable(at: 1) {
             let pointer = lua_topointer(stack.L, 1)!
             if let cached = tableSchemas[pointer] {
-                documents = cached.documents
+                prepared = cached.schema
             } else {
-                documents = SpecDocuments(value: try json(at: 1, stack), uri: "file:///mock.schema.json")
+                prepared = PreparedSchema(SpecDocuments(value: try json(at: 1, stack), uri: "file:///mock.schema.json"))
                 if tableSchemas.count >= 512 {
                     for entry in tableSchemas.values { luaL_unref(stack.L, mm_registryindex(), entry.ref) }
                     tableSchemas.removeAll()
                 }
                 // Referenced, so the table is never collected and its address never reused.
                 stack.pushValue(at: 1)
-                tableSchemas[pointer] = (luaL_ref(stack.L, mm_registryindex()), documents)
+                tableSchemas[pointer] = (luaL_ref(stack.L, mm_registryindex()), prepared)
             }
         } else {
             let path = try stack.checkString(1, "schema file")
             if let cached = fileSchemas[path] {
-                documents = cached
+                prepared = cached
             } else {
                 let absolute = try resolve(path)
                 guard FileManager.default.fileExists(atPath: absolute) else {
@@ -136,9 +136,11 @@ extension ScriptGeneration {
                     throw LuaError.host("'\(path)' not found in the script's folder (\(baseDirectory.path))"
                                         + (near.isEmpty ? "" : "; nearest: " + near.joined(separator: ", ")))
                 }
+                let documents: SpecDocuments
                 do { documents = try SpecDocuments(root: URL(fileURLWithPath: absolute)) } catch { throw LuaError.host(String(describing: error)) }
                 for document in documents.documents.keys { if let url = URL(string: document), url.isFileURL { depend(on: url.path) } }
-                fileSchemas[path] = documents
+                prepared = PreparedSchema(documents)
+                fileSchemas[path] = prepared
             }
         }
         var locale = FakeLocale.en
@@ -148,9 +150,25 @@ extension ScriptGeneration {
             locale = l
         }
         let seed = stack.isNil(at: 2) ? withDefaultFake { $0.random.next() } : fakeSeed(try stack.checkString(2, "seed_key"))
-        var sampler = SchemaSampler(documents: documents, direction: .response, seed: seed, useExamples: false)
-        sampler.fake = Fake(seed: SeededRandom.mix(seed, 1), locale: locale, now: engine.environment.now())
-        push(json: sampler.sample(documents.root), stack)
+        var fake = Fake(seed: SeededRandom.mix(seed, 1), locale: locale, now: engine.environment.now())
+        if let plan = prepared.plan {
+            var random = SeededRandom(seed: seed)
+            push(json: plan.sample(&random, &fake), stack)
+        } else {
+            var sampler = SchemaSampler(documents: prepared.documents, direction: .response, seed: seed, useExamples: false)
+            sampler.fake = fake
+            push(json: sampler.sample(prepared.documents.root), stack)
+        }
         return 1
+    }
+}
+
+/// A `mock.schema` schema as read once: its documents, and its plan when it has one.
+struct PreparedSchema {
+    let documents: SpecDocuments
+    let plan: SchemaPlan?
+    init(_ documents: SpecDocuments) {
+        self.documents = documents
+        plan = SchemaPlan(documents.root, documents: documents)
     }
 }

@@ -69,8 +69,8 @@ public final class ScriptGeneration: @unchecked Sendable {
     var loadFake: Fake?
     var fakeOverride: Fake?
     /// `mock.schema`'s schemas, read once: tables by identity (kept referenced), files by path.
-    var tableSchemas: [UnsafeRawPointer: (ref: Int32, documents: SpecDocuments)] = [:]
-    var fileSchemas: [String: SpecDocuments] = [:]
+    var tableSchemas: [UnsafeRawPointer: (ref: Int32, schema: PreparedSchema)] = [:]
+    var fileSchemas: [String: PreparedSchema] = [:]
     /// Hit counters of `mock.sequence` values, shared by every VM of a pool.
     var sequenceHits = SequenceCounters()
     var refs = Refs()
