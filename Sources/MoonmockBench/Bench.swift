@@ -13,8 +13,9 @@ enum Bench {
         case "parallel": return ParallelBench.run(Array(arguments.dropFirst()))
         case "rule": return RuleBench.run(Array(arguments.dropFirst()))
         case "schema": return SchemaBench.run(Array(arguments.dropFirst()))
+        case "data": return DataBench.run(seconds: Array(arguments.dropFirst()).option("--seconds", default: 0.4), rounds: Array(arguments.dropFirst()).option("--rounds", default: 3))
         default:
-            FileHandle.standardError.write(Data("usage: MoonmockBench engine|cold|inprocess|parallel|rule|schema [options]\n".utf8))
+            FileHandle.standardError.write(Data("usage: MoonmockBench engine|cold|inprocess|parallel|rule|schema|data [options]\n".utf8))
             return 64
         }
     }

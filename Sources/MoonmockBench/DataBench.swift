@@ -37,6 +37,11 @@ enum DataBench {
             return 1
         }
         let n = 200, m = 20
+        // For a profiler: one route only (MOONMOCK_BENCH_ONLY=/schema/20).
+        if let only = ProcessInfo.processInfo.environment["MOONMOCK_BENCH_ONLY"] {
+            print(String(format: "%@: %.2f µs per request", only, time(engine, only, seconds: seconds, rounds: rounds) / 1000))
+            return 0
+        }
         let loop = time(engine, "/loop/\(n)", seconds: seconds, rounds: rounds)
         let fake = time(engine, "/fake/\(n)", seconds: seconds, rounds: rounds)
         let loopM = time(engine, "/loop/\(m)", seconds: seconds, rounds: rounds)

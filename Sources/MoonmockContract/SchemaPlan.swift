@@ -21,7 +21,7 @@ public final class SchemaPlan: Sendable {
         case object([(name: String, node: Node)])
         case array(item: Node?, least: Int, most: Int)
         case integer(low: Int64, high: Int64)
-        case number(low: Double, high: Double, fake: String?)
+        case number(low: Double, high: Double, fake: Fake.Kind?)
         case boolean
         case null
         case string(StringRule)
@@ -31,7 +31,7 @@ public final class SchemaPlan: Sendable {
         var least = 0
         var most = Int.max
         /// A `mock.fake` kind from the format or the property's name.
-        var fake: String?
+        var fake: Fake.Kind?
         var pattern: RegexSampler?
     }
 
@@ -86,7 +86,9 @@ public final class SchemaPlan: Sendable {
                 if s.count >= rule.least && s.count <= rule.most { return s }
             }
         }
-        if let kind = rule.fake, case .string(let s)? = try? fake.value(kind), s.count >= rule.least && s.count <= rule.most { return s }
+        if let kind = rule.fake, case .string(let s)? = try? fake.value(kind), rule.least == 0 && rule.most == .max || (s.count >= rule.least && s.count <= rule.most) {
+            return s
+        }
         var s = SchemaSampler.words[random.below(SchemaSampler.words.count)] + " " + String(random.below(900) + 100)
         if s.count > rule.most { s = String(s.prefix(rule.most)) }
         if s.count < rule.least { s += String(repeating: "x", count: rule.least - s.count) }
@@ -152,7 +154,7 @@ public final class SchemaPlan: Sendable {
                 let high = SchemaSampler.number(o["maximum"]) ?? low + 100
                 guard o["exclusiveMinimum"] == nil && o["exclusiveMaximum"] == nil, low <= high else { return nil }
                 let hint = SchemaSampler.hint(name)
-                return .number(low: low, high: high, fake: hint == "latitude" || hint == "longitude" ? hint : nil)
+                return .number(low: low, high: high, fake: hint == "latitude" || hint == "longitude" ? hint.flatMap(Fake.Kind.init(rawValue:)) : nil)
             case "boolean": return .boolean
             case "null": return .null
             default:
@@ -165,9 +167,9 @@ public final class SchemaPlan: Sendable {
                     rule.pattern = parsed
                 } else if let format = o["format"]?.stringValue {
                     guard let kind = SchemaSampler.formatKinds[format] else { return nil }   // the sampler's own shapes
-                    rule.fake = kind
+                    rule.fake = Fake.Kind(rawValue: kind)
                 } else {
-                    rule.fake = SchemaSampler.hint(name)
+                    rule.fake = SchemaSampler.hint(name).flatMap(Fake.Kind.init(rawValue:))
                 }
                 return .string(rule)
             }

@@ -175,6 +175,16 @@ enum FakeData {
 
     /// Lower-case ASCII for an address: umlauts spelled out, accents dropped, the rest left out.
     static func asciiFolded(_ text: String) -> String {
+        // Most names are ASCII letters: lower-cased byte by byte.
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            return String(decoding: text.utf8.compactMap { b -> UInt8? in
+                switch b {
+                case 65...90: return b + 32
+                case 97...122, 48...57: return b
+                default: return nil
+                }
+            }, as: UTF8.self)
+        }
         var out = ""
         for scalar in text.lowercased().unicodeScalars {
             switch scalar {

@@ -3,10 +3,15 @@
 extension Fake {
     mutating func uuid() -> String {
         let a = random.next(), b = random.next()
-        let h = Array(hex(a, 16) + hex(b, 16))
-        let variant = ["8", "9", "a", "b"][Int(b >> 62)]
-        return String(h[0..<8]) + "-" + String(h[8..<12]) + "-4" + String(h[13..<16]) + "-" + variant
-            + String(h[17..<20]) + "-" + String(h[20..<32])
+        var out = [UInt8](repeating: UInt8(ascii: "-"), count: 36)
+        Self.hex(a >> 32, into: &out, at: 0, width: 8)
+        Self.hex(a >> 16, into: &out, at: 9, width: 4)
+        out[14] = UInt8(ascii: "4")
+        Self.hex(a, into: &out, at: 15, width: 3)
+        out[19] = [UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")][Int(b >> 62)]
+        Self.hex(b >> 48, into: &out, at: 20, width: 3)
+        Self.hex(b, into: &out, at: 24, width: 12)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Crockford base 32: 48 bits of milliseconds (a seeded moment of 2020…2029, not the clock:
@@ -92,13 +97,13 @@ extension Fake {
 
     /// `YYYY-MM-DD` between `from` and `to` (dates in that form; 1990-01-01 … 2025-12-31 by default).
     mutating func date(_ args: [String: JSONValue]) throws -> String {
-        let (low, high) = try range(args, "date", defaults: (Self.days("1990-01-01")!, Self.days("2025-12-31")!), unit: 1)
+        let (low, high) = try range(args, "date", defaults: (Self.dateFrom, Self.dateTo), unit: 1)
         return String(Self.iso8601(Double(random.integer(low, high)) * 86_400).prefix(10))
     }
 
     /// `YYYY-MM-DDTHH:MM:SSZ` between `from` and `to` (dates or date-times; 2015 … 2025 by default).
     mutating func datetime(_ args: [String: JSONValue]) throws -> String {
-        let (low, high) = try range(args, "datetime", defaults: (Self.days("2015-01-01")! * 86_400, Self.days("2025-12-31")! * 86_400 + 86_399), unit: 86_400)
+        let (low, high) = try range(args, "datetime", defaults: (Self.dateTimeFrom, Self.dateTimeTo), unit: 86_400)
         return Self.iso8601(Double(random.integer(low, high)))
     }
 
@@ -116,6 +121,10 @@ extension Fake {
         guard low <= high else { throw Failure(description: "fake.\(kind): from is after to") }
         return (low, high)
     }
+
+    // The default ranges: 1990-01-01 … 2025-12-31 (days), 2015-01-01 … 2025-12-31 (seconds).
+    static let dateFrom = days("1990-01-01")!, dateTo = days("2025-12-31")!
+    static let dateTimeFrom = days("2015-01-01")! * 86_400, dateTimeTo = days("2025-12-31")! * 86_400 + 86_399
 
     /// Seconds since 1970 of `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SS[Z]`.
     static func seconds(_ text: String) -> Int64? {
@@ -156,8 +165,13 @@ extension Fake {
         let d = dayOfYear - (153 * mp + 2) / 5 + 1
         let m = mp < 10 ? mp + 3 : mp - 9
         let y = yearOfEra + era * 400 + (m <= 2 ? 1 : 0)
-        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : String(n) }
-        let year = String(y)
-        return String(repeating: "0", count: max(0, 4 - year.count)) + year + "-\(two(m))-\(two(d))T\(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60))Z"
+        guard (0...9999).contains(y) else { return String(y) + "-01-01T00:00:00Z" }
+        var out = Array("0000-00-00T00:00:00Z".utf8)
+        func put(_ n: Int64, _ at: Int, _ width: Int) {
+            var x = n
+            for i in stride(from: at + width - 1, through: at, by: -1) { out[i] = 48 + UInt8(x % 10); x /= 10 }
+        }
+        put(y, 0, 4); put(m, 5, 2); put(d, 8, 2); put(rest / 3600, 11, 2); put(rest / 60 % 60, 14, 2); put(rest % 60, 17, 2)
+        return String(decoding: out, as: UTF8.self)
     }
 }

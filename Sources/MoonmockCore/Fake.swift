@@ -27,76 +27,117 @@ public struct Fake: Sendable {
         public let description: String
     }
 
-    /// Every kind ``value(_:_:)`` makes, in the order the docs list them.
-    public static let kinds = [
-        "name", "first_name", "last_name", "email", "username", "phone", "company", "job_title", "street", "city", "postcode",
-        "country", "country_code", "latitude", "longitude", "uuid", "ulid", "iban", "credit_card", "date", "datetime", "past",
-        "future", "int", "float", "bool", "sentence", "paragraph", "words", "image_url", "color_hex", "ipv4", "ipv6", "user_agent",
-    ]
+    /// What ``value(_:_:)`` makes; the raw value is the script's name (`"first_name"`).
+    public enum Kind: String, CaseIterable, Sendable {
+        case name = "name"
+        case firstName = "first_name"
+        case lastName = "last_name"
+        case email = "email"
+        case username = "username"
+        case phone = "phone"
+        case company = "company"
+        case jobTitle = "job_title"
+        case street = "street"
+        case city = "city"
+        case postcode = "postcode"
+        case country = "country"
+        case countryCode = "country_code"
+        case latitude = "latitude"
+        case longitude = "longitude"
+        case uuid = "uuid"
+        case ulid = "ulid"
+        case iban = "iban"
+        case creditCard = "credit_card"
+        case date = "date"
+        case datetime = "datetime"
+        case past = "past"
+        case future = "future"
+        case integer = "int"
+        case decimal = "float"
+        case boolean = "bool"
+        case sentence = "sentence"
+        case paragraph = "paragraph"
+        case words = "words"
+        case imageUrl = "image_url"
+        case colorHex = "color_hex"
+        case ipv4 = "ipv4"
+        case ipv6 = "ipv6"
+        case userAgent = "user_agent"
+    }
+
+    /// Every kind's name, in the order the docs list them.
+    public static let kinds = Kind.allCases.map(\.rawValue)
 
     /// One value of `kind` with its arguments (`min`, `max`, `digits`, `p`, `from`, `to`, `days`,
     /// `words`, `n`, `w`, `h`, `brand`, `country`, `sentences`).
     public mutating func value(_ kind: String, _ args: [String: JSONValue] = [:]) throws -> JSONValue {
-        switch kind {
-        case "name": return .string(name())
-        case "first_name": return .string(firstName().text)
-        case "last_name": return .string(lastName().text)
-        case "email": return .string(email())
-        case "username": return .string(username())
-        case "phone": return .string(digits(locale.data.phone[random.below(locale.data.phone.count)]))
-        case "company": return .string(company())
-        case "job_title": return .string(pick(FakeData.jobTitles))
-        case "street": return .string(street())
-        case "city": return .string(pick(locale.data.cities))
-        case "postcode": return .string(digits(locale.data.postcode))
-        case "country": return .string(FakeData.countries[random.below(FakeData.countries.count)].names[locale.index])
-        case "country_code": return .string(FakeData.countries[random.below(FakeData.countries.count)].code)
-        case "latitude": return .double(decimal(-90, 90, 6))
-        case "longitude": return .double(decimal(-180, 180, 6))
-        case "uuid": return .string(uuid())
-        case "ulid": return .string(ulid())
-        case "iban": return .string(try iban(args["country"]?.stringValue))
-        case "credit_card": return .string(try creditCard(args["brand"]?.stringValue ?? "visa"))
-        case "date": return .string(try date(args))
-        case "datetime": return .string(try datetime(args))
-        case "past", "future":
-            let days = try number(args, "days", kind) ?? 365
-            guard days > 0 && days <= 3_650_000 else { throw Failure(description: "fake.\(kind): days must be more than 0 (and at most 3650000)") }
-            let offset = random.unit() * days * 86_400
-            return .string(Self.iso8601((now + (kind == "past" ? -offset : offset)).rounded(.down)))
-        case "int":
-            let low = try integer(args, "min", kind) ?? 0, high = try integer(args, "max", kind) ?? 1000
-            guard low <= high else { throw Failure(description: "fake.int: min \(low) is more than max \(high)") }
-            return .integer(random.integer(low, high))
-        case "float":
-            let low = try number(args, "min", kind) ?? 0, high = try number(args, "max", kind) ?? 1
-            guard low <= high else { throw Failure(description: "fake.float: min \(low) is more than max \(high)") }
-            guard (high - low).isFinite && abs(low) < 1e300 && abs(high) < 1e300 else { throw Failure(description: "fake.float: min and max must lie within ±1e300") }
-            let places = try integer(args, "digits", kind) ?? 2
-            guard (0...15).contains(places) else { throw Failure(description: "fake.float: digits must be 0 to 15") }
-            return .double(decimal(low, high, Int(places)))
-        case "bool":
-            let p = try number(args, "p", kind) ?? 0.5
-            guard (0...1).contains(p) else { throw Failure(description: "fake.bool: p is a probability from 0 to 1, got \(p)") }
-            return .bool(random.unit() < p)
-        case "sentence": return .string(sentence(words: Int(try integer(args, "words", kind) ?? Int64(6 + random.below(7)))))
-        case "paragraph":
-            let n = Int(try integer(args, "sentences", kind) ?? Int64(3 + random.below(3)))
-            return .string((0..<max(1, min(n, 100))).map { _ in sentence(words: 6 + random.below(9)) }.joined(separator: " "))
-        case "words":
-            let n = Int(try integer(args, "n", kind) ?? 3)
-            return .string((0..<max(1, min(n, 1000))).map { _ in pick(FakeData.lorem) }.joined(separator: " "))
-        case "image_url":
-            let w = try integer(args, "w", kind) ?? 640, h = try integer(args, "h", kind) ?? 480
-            guard (1...10_000).contains(w) && (1...10_000).contains(h) else { throw Failure(description: "fake.image_url: w and h are 1 to 10000 pixels") }
-            return .string("https://picsum.photos/seed/\(hex(random.next() & 0xFFFF_FFFF, 8))/\(w)/\(h)")
-        case "color_hex": return .string("#" + hex(random.next() & 0xFF_FFFF, 6))
-        case "ipv4": return .string(ipv4())
-        case "ipv6": return .string((0..<8).map { i in String(i == 0 ? 0x2000 | (random.next() & 0x0FFF) : random.next() & 0xFFFF, radix: 16) }.joined(separator: ":"))
-        case "user_agent": return .string(pick(FakeData.userAgents))
-        default:
+        guard let k = Kind(rawValue: kind) else {
             let near = EditDistance.nearest(to: kind, among: Self.kinds)
             throw Failure(description: "fake.\(kind) does not exist" + (near.map { "; did you mean fake.\($0)?" } ?? ""))
+        }
+        return try value(k, args)
+    }
+
+    /// ``value(_:_:)-(String,_)`` by kind (no name to look up).
+    public mutating func value(_ kind: Kind, _ args: [String: JSONValue] = [:]) throws -> JSONValue {
+        let label = kind.rawValue
+        switch kind {
+        case .name: return .string(self.name())
+        case .firstName: return .string(firstName().text)
+        case .lastName: return .string(lastName().text)
+        case .email: return .string(email())
+        case .username: return .string(username())
+        case .phone: return .string(digits(locale.data.phone[random.below(locale.data.phone.count)]))
+        case .company: return .string(company())
+        case .jobTitle: return .string(pick(FakeData.jobTitles))
+        case .street: return .string(street())
+        case .city: return .string(pick(locale.data.cities))
+        case .postcode: return .string(digits(locale.data.postcode))
+        case .country: return .string(FakeData.countries[random.below(FakeData.countries.count)].names[locale.index])
+        case .countryCode: return .string(FakeData.countries[random.below(FakeData.countries.count)].code)
+        case .latitude: return .double(decimal(-90, 90, 6))
+        case .longitude: return .double(decimal(-180, 180, 6))
+        case .uuid: return .string(uuid())
+        case .ulid: return .string(ulid())
+        case .iban: return .string(try iban(args["country"]?.stringValue))
+        case .creditCard: return .string(try creditCard(args["brand"]?.stringValue ?? "visa"))
+        case .date: return .string(try date(args))
+        case .datetime: return .string(try datetime(args))
+        case .past, .future:
+            let days = try number(args, "days", label) ?? 365
+            guard days > 0 && days <= 3_650_000 else { throw Failure(description: "fake.\(label): days must be more than 0 (and at most 3650000)") }
+            let offset = random.unit() * days * 86_400
+            return .string(Self.iso8601((now + (kind == .past ? -offset : offset)).rounded(.down)))
+        case .integer:
+            let low = try integer(args, "min", label) ?? 0, high = try integer(args, "max", label) ?? 1000
+            guard low <= high else { throw Failure(description: "fake.int: min \(low) is more than max \(high)") }
+            return .integer(random.integer(low, high))
+        case .decimal:
+            let low = try number(args, "min", label) ?? 0, high = try number(args, "max", label) ?? 1
+            guard low <= high else { throw Failure(description: "fake.float: min \(low) is more than max \(high)") }
+            guard (high - low).isFinite && abs(low) < 1e300 && abs(high) < 1e300 else { throw Failure(description: "fake.float: min and max must lie within ±1e300") }
+            let places = try integer(args, "digits", label) ?? 2
+            guard (0...15).contains(places) else { throw Failure(description: "fake.float: digits must be 0 to 15") }
+            return .double(decimal(low, high, Int(places)))
+        case .boolean:
+            let p = try number(args, "p", label) ?? 0.5
+            guard (0...1).contains(p) else { throw Failure(description: "fake.bool: p is a probability from 0 to 1, got \(p)") }
+            return .bool(random.unit() < p)
+        case .sentence: return .string(sentence(words: Int(try integer(args, "words", label) ?? Int64(6 + random.below(7)))))
+        case .paragraph:
+            let n = Int(try integer(args, "sentences", label) ?? Int64(3 + random.below(3)))
+            return .string((0..<max(1, min(n, 100))).map { _ in sentence(words: 6 + random.below(9)) }.joined(separator: " "))
+        case .words:
+            let n = Int(try integer(args, "n", label) ?? 3)
+            return .string((0..<max(1, min(n, 1000))).map { _ in pick(FakeData.lorem) }.joined(separator: " "))
+        case .imageUrl:
+            let w = try integer(args, "w", label) ?? 640, h = try integer(args, "h", label) ?? 480
+            guard (1...10_000).contains(w) && (1...10_000).contains(h) else { throw Failure(description: "fake.image_url: w and h are 1 to 10000 pixels") }
+            return .string("https://picsum.photos/seed/\(hex(random.next() & 0xFFFF_FFFF, 8))/\(w)/\(h)")
+        case .colorHex: return .string("#" + hex(random.next() & 0xFF_FFFF, 6))
+        case .ipv4: return .string(ipv4())
+        case .ipv6: return .string((0..<8).map { i in String(i == 0 ? 0x2000 | (random.next() & 0x0FFF) : random.next() & 0xFFFF, radix: 16) }.joined(separator: ":"))
+        case .userAgent: return .string(pick(FakeData.userAgents))
         }
     }
 
@@ -168,19 +209,20 @@ public struct Fake: Sendable {
 
     mutating func pick(_ list: [String]) -> String { list[random.below(list.count)] }
 
-    /// A format's `#` as any digit, `!` as 2…9, `@` as 1…9.
+    /// A format's `#` as any digit, `!` as 2…9, `@` as 1…9 (byte by byte: the formats' other
+    /// characters are copied as they are, UTF-8 included).
     mutating func digits(_ format: String) -> String {
-        var out = ""
+        var out: [UInt8] = []
         out.reserveCapacity(format.utf8.count)
-        for c in format {
+        for c in format.utf8 {
             switch c {
-            case "#": out.append(Character(Unicode.Scalar(48 + UInt8(random.below(10)))))
-            case "!": out.append(Character(Unicode.Scalar(50 + UInt8(random.below(8)))))
-            case "@": out.append(Character(Unicode.Scalar(49 + UInt8(random.below(9)))))
+            case UInt8(ascii: "#"): out.append(48 + UInt8(random.below(10)))
+            case UInt8(ascii: "!"): out.append(50 + UInt8(random.below(8)))
+            case UInt8(ascii: "@"): out.append(49 + UInt8(random.below(9)))
             default: out.append(c)
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     mutating func decimal(_ low: Double, _ high: Double, _ places: Int) -> Double {
@@ -189,16 +231,33 @@ public struct Fake: Sendable {
         return Swift.min(Swift.max(x, low), high)
     }
 
+    /// Lorem words, the first capitalised, and a full stop (the words are ASCII).
     mutating func sentence(words: Int) -> String {
-        let n = max(1, min(words, 200))
-        var text = (0..<n).map { _ in pick(FakeData.lorem) }.joined(separator: " ")
-        text.replaceSubrange(text.startIndex...text.startIndex, with: text.prefix(1).uppercased())
-        return text + "."
+        var out: [UInt8] = []
+        out.reserveCapacity(8 * words)
+        for i in 0..<max(1, min(words, 200)) {
+            if i > 0 { out.append(32) }
+            out.append(contentsOf: pick(FakeData.lorem).utf8)
+        }
+        out[0] &= 0xDF   // upper case
+        out.append(UInt8(ascii: "."))
+        return String(decoding: out, as: UTF8.self)
     }
 
+    /// `v`'s low `width` hex digits, lower case.
     func hex(_ v: UInt64, _ width: Int) -> String {
-        let s = String(v, radix: 16)
-        return String(repeating: "0", count: max(0, width - s.count)) + s
+        var out = [UInt8](repeating: 48, count: width)
+        Self.hex(v, into: &out, at: 0, width: width)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func hex(_ v: UInt64, into out: inout [UInt8], at start: Int, width: Int) {
+        var x = v
+        for i in stride(from: start + width - 1, through: start, by: -1) {
+            let d = UInt8(x & 15)
+            out[i] = d < 10 ? 48 + d : 87 + d
+            x >>= 4
+        }
     }
 
     func integer(_ args: [String: JSONValue], _ name: String, _ kind: String) throws -> Int64? {

@@ -65,7 +65,7 @@ public final class RequestContext: @unchecked Sendable {
     }()
 
     /// A value of ``fake`` in `locale` (the generator's own otherwise).
-    public func fakeValue(_ kind: String, _ arguments: [String: JSONValue], locale: FakeLocale?) throws -> JSONValue {
+    public func fakeValue(_ kind: Fake.Kind, _ arguments: [String: JSONValue], locale: FakeLocale?) throws -> JSONValue {
         if let locale, locale != fake.locale {
             let kept = fake.locale
             fake.locale = locale

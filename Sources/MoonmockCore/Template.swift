@@ -18,7 +18,7 @@ public struct Template: Sendable {
         case text([UInt8])
         case value(path: [String])
         /// `fake.KIND` and its arguments (`locale` among them).
-        case fake(kind: String, arguments: [String: JSONValue], locale: FakeLocale?)
+        case fake(kind: Fake.Kind, arguments: [String: JSONValue], locale: FakeLocale?)
     }
 
     let pieces: [Piece]
@@ -81,7 +81,7 @@ public struct Template: Sendable {
         }
         var trial = Fake(seed: 0)
         do { _ = try trial.value(kind, arguments) } catch { throw ParseError(description: "template: {{\(expr)}}: \(error)") }
-        return .fake(kind: kind, arguments: arguments, locale: locale)
+        return .fake(kind: Fake.Kind(rawValue: kind)!, arguments: arguments, locale: locale)
     }
 
     private static func validate(_ path: [String], _ expr: String) throws {

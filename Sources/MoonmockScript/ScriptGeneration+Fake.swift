@@ -54,8 +54,8 @@ extension ScriptGeneration {
     /// `fake(kind number, opts, state, locale)`: the value (and the new state of a seeded generator).
     private func hostFake(_ stack: LuaStack) throws -> Int32 {
         let index = Int(try stack.checkInteger(1, "kind")) - 1
-        guard Fake.kinds.indices.contains(index) else { throw LuaError.host("no such kind") }
-        let kind = Fake.kinds[index]
+        guard Fake.Kind.allCases.indices.contains(index) else { throw LuaError.host("no such kind") }
+        let kind = Fake.Kind.allCases[index]
         var arguments: [String: JSONValue] = [:]
         var locale: FakeLocale?
         if stack.isTable(at: 2) {
