@@ -323,6 +323,18 @@ public final class Engine: Sendable {
             }
             ruleChaos = outcome.mark
         }
+        // A kept answer (a resource list whose collection did not change): no responder runs.
+        var kept: StateValue?
+        if let cache = rule.answerCache {
+            do {
+                let (version, answer) = try cache.lookup(request, state)
+                if let answer {
+                    rule.recordHit(stripe: lane.stripe)
+                    return Routed(rule: borrowed, response: answer, logs: [], error: nil, chaos: ruleChaos)
+                }
+                kept = version
+            } catch {}   // the store is away: the responder says so
+        }
         let context = RequestContext(request: request, captures: captures, rule: borrowed, engine: self)
         var error: String?
         let response: MockResponse
@@ -339,6 +351,7 @@ public final class Engine: Sendable {
                 response = .text(message + "\n", status: 500)
             } else {
                 response = r
+                if let kept, context.logs.isEmpty { rule.answerCache?.store(r, for: request, at: kept) }
             }
         } catch let failure as HandlerFailure {
             error = failure.description

@@ -134,6 +134,9 @@ public final class Rule: Sendable {
     public let mayUseStore: Bool
     /// The rule's own chaos (`chaos = {...}` in its options): decided before it answers.
     public let chaos: ChaosRunner?
+    /// Answers kept while a state version stays (a `mock.resource` list): the engine answers
+    /// from here before running the responder.
+    public let answerCache: AnswerCache?
     let responder: Responder
     private let claimed = AtomicInt(0)
     /// Responses served, counted per thread (see ``StripedCounter``).
@@ -141,7 +144,8 @@ public final class Rule: Sendable {
 
     public init(id: String? = nil, method: String?, pattern: RoutePattern, predicates: [Predicate] = [],
                 times: Int? = nil, priority: Int = 0, location: String? = nil, graphQLOperation: String? = nil,
-                definition: JSONValue? = nil, mayUseStore: Bool = true, chaos: ChaosRunner? = nil, responder: @escaping Responder) {
+                definition: JSONValue? = nil, mayUseStore: Bool = true, chaos: ChaosRunner? = nil, answerCache: AnswerCache? = nil,
+                responder: @escaping Responder) {
         let method = Rule.normalizedMethod(method)
         self.id = id ?? Rule.defaultID(method: method, pattern: pattern)
         self.method = method
@@ -154,6 +158,7 @@ public final class Rule: Sendable {
         self.definition = definition
         self.mayUseStore = mayUseStore || times != nil
         self.chaos = chaos
+        self.answerCache = answerCache
         self.responder = responder
     }
 

@@ -342,11 +342,12 @@ function mock.resource(path, opts)
   local checks = {}
   for _, f in ipairs { c.on_create, c.on_update, c.seed_item, type(c.id) == "function" and c.id or nil } do checks[#checks + 1] = f end
   local name = opts.name or ("resource " .. path)
-  local function rule(method, pattern, suffix, fn)
+  local function rule(method, pattern, suffix, fn, cache_version)
     register({ method = method, path = pattern, respond = function(req) return fn(c, req) end, checks = checks,
-               opts = { name = name .. " " .. suffix } }, "mock.resource")
+               opts = { name = name .. " " .. suffix }, cache_version = cache_version }, "mock.resource")
   end
-  rule("GET", path, "list", list)
+  -- a list's answers are kept by the host while the collection's version stays
+  rule("GET", path, "list", list, c.keys_version)
   rule("POST", path, "create", create)
   rule("GET", path .. "/:id", "show", show)
   rule("PUT", path .. "/:id", "replace", function(col, req) return update(col, req, false) end)

@@ -190,6 +190,7 @@ extension ScriptGeneration {
                         priority: priority, location: location.isEmpty ? nil : location, graphQLOperation: operation,
                         mayUseStore: !fixed || predicates.contains(where: \.isCustomCode),
                         chaos: chaosPolicy.map { ChaosRunner($0, seed: SeededRandom.mix(engine.environment.seed, SeededRandom.seed("rule:\(name ?? Rule.defaultID(method: method, pattern: pattern))@\(location)"))) },
+                        answerCache: string("cache_version").map(AnswerCache.init(versionKey:)),
                         responder: responder)
         if callsLua { luaResponders.insert(ObjectIdentifier(rule)) }
         return rule
