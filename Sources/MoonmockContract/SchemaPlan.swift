@@ -147,8 +147,8 @@ public final class SchemaPlan: Sendable {
                 // As the sampler: the least it may, at least one when it may, up to the most.
                 return .array(item: n, least: count, most: max(count, min(most, least + 2)))
             case "integer":
-                let (low, high) = sampler.sampleIntegerBounds(o)
-                return .integer(low: low, high: high)
+                let range = sampler.integerRange(o)
+                return .integer(low: range.start, high: range.top)
             case "number":
                 let low = SchemaSampler.number(o["minimum"]) ?? (SchemaSampler.number(o["maximum"]).map { min(1.5, $0) } ?? 1.5)
                 let high = SchemaSampler.number(o["maximum"]) ?? low + 100

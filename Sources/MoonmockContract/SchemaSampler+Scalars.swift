@@ -3,21 +3,9 @@ import MoonmockCore
 
 /// Strings and numbers within their schema's bounds, formats and patterns.
 extension SchemaSampler {
-    /// The range an integer is drawn from: 1...100 when the bounds allow, else near the bound that is there.
-    func sampleIntegerBounds(_ o: [String: JSONValue]) -> (Int64, Int64) {
-        var low = Self.number(o["minimum"]).map { Int64(ceil(max($0, -9e18))) } ?? Int64.min
-        var high = Self.number(o["maximum"]).map { Int64(floor(min($0, 9e18))) } ?? Int64.max
-        if let x = Self.number(o["exclusiveMinimum"]) { low = max(low, Int64(floor(max(x, -9e18))) + 1) }
-        else if o["exclusiveMinimum"] == .bool(true), low != .min { low += 1 }
-        if let x = Self.number(o["exclusiveMaximum"]) { high = min(high, Int64(ceil(min(x, 9e18))) - 1) }
-        else if o["exclusiveMaximum"] == .bool(true), high != .max { high -= 1 }
-        if o["format"]?.stringValue == "int32" { low = max(low, Int64(Int32.min)); high = min(high, Int64(Int32.max)) }
-        let start = low == .min ? (high == .max ? 1 : min(1, high)) : low
-        let end = high == .max ? max(start, 100) : high
-        return start >= end ? (start, start) : (start, start + min(end - start, 99))
-    }
-
-    mutating func sampleInteger(_ o: [String: JSONValue]) -> Int64 {
+    /// The range an integer is drawn from (`start...top`: 1...100 when the bounds allow, else
+    /// near the bound that is there), and the lower bound itself.
+    func integerRange(_ o: [String: JSONValue]) -> (low: Int64, start: Int64, top: Int64) {
         var low = Self.number(o["minimum"]).map { Int64(ceil(max($0, -9e18))) } ?? Int64.min
         var high = Self.number(o["maximum"]).map { Int64(floor(min($0, 9e18))) } ?? Int64.max
         // exclusiveMinimum: a number (2019 on, OpenAPI 3.1) or a flag beside minimum (draft 4, OpenAPI 3.0).
@@ -26,10 +14,14 @@ extension SchemaSampler {
         if let x = Self.number(o["exclusiveMaximum"]) { high = min(high, Int64(ceil(min(x, 9e18))) - 1) }
         else if o["exclusiveMaximum"] == .bool(true), high != .max { high -= 1 }
         if o["format"]?.stringValue == "int32" { low = max(low, Int64(Int32.min)); high = min(high, Int64(Int32.max)) }
-        // Plausible values: 1...100 when the bounds allow, else near the bound that is there.
         let start = low == .min ? (high == .max ? 1 : min(1, high)) : low
         let end = high == .max ? max(start, 100) : high
-        var n = start >= end ? start : start + Int64(random.below(Int(min(end - start, 99)) + 1))
+        return (low, start, start >= end ? start : start + min(end - start, 99))
+    }
+
+    mutating func sampleInteger(_ o: [String: JSONValue]) -> Int64 {
+        let (low, start, top) = integerRange(o)
+        var n = start >= top ? start : start + Int64(random.below(Int(top - start) + 1))
         if let m = Self.number(o["multipleOf"]), m >= 1, m.rounded() == m {
             let step = Int64(m)
             n = (n / step) * step

@@ -130,12 +130,7 @@ extension ScriptGeneration {
             if let cached = fileSchemas[path] {
                 prepared = cached
             } else {
-                let absolute = try resolve(path)
-                guard FileManager.default.fileExists(atPath: absolute) else {
-                    let near = nearestFiles(to: path)
-                    throw LuaError.host("'\(path)' not found in the script's folder (\(baseDirectory.path))"
-                                        + (near.isEmpty ? "" : "; nearest: " + near.joined(separator: ", ")))
-                }
+                let absolute = try existingFile(path)
                 let documents: SpecDocuments
                 do { documents = try SpecDocuments(root: URL(fileURLWithPath: absolute)) } catch { throw LuaError.host(String(describing: error)) }
                 for document in documents.documents.keys { if let url = URL(string: document), url.isFileURL { depend(on: url.path) } }

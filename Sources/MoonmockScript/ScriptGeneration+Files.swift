@@ -32,6 +32,18 @@ extension ScriptGeneration {
         return Array(data)
     }
 
+    /// `path` resolved in the script's folder, when there is a file there; else an error naming
+    /// the folder and the nearest files.
+    func existingFile(_ path: String) throws -> String {
+        let absolute = try resolve(path)
+        guard FileManager.default.fileExists(atPath: absolute) else {
+            let near = nearestFiles(to: path)
+            throw LuaError.host("'\(path)' not found in the script's folder (\(baseDirectory.path))"
+                                + (near.isEmpty ? "" : "; nearest: " + near.joined(separator: ", ")))
+        }
+        return absolute
+    }
+
     /// Up to three files of the script's folder whose relative paths are nearest to `path`.
     func nearestFiles(to path: String) -> [String] {
         guard let walk = FileManager.default.enumerator(atPath: baseDirectory.path) else { return [] }

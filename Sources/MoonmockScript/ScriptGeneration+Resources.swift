@@ -57,8 +57,7 @@ extension ScriptGeneration {
                     schema = JSONSchema(try self.json(at: 1, stack))
                 } else {
                     let path = try stack.checkString(1, "schema file")
-                    let absolute = try self.resolve(path)
-                    guard FileManager.default.fileExists(atPath: absolute) else { throw LuaError.host("'\(path)' not found in the script's folder (\(self.baseDirectory.path))") }
+                    let absolute = try self.existingFile(path)
                     let url = URL(fileURLWithPath: absolute)
                     let documents: SpecDocuments
                     do { documents = try SpecDocuments(root: url) } catch { throw LuaError.host(String(describing: error)) }

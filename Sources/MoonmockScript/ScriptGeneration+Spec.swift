@@ -12,12 +12,7 @@ extension ScriptGeneration {
             let path = try stack.checkString(1, "path")
             let modeName = stack.isNil(at: 2) ? "warn" : try stack.checkString(2, "mode")
             guard let mode = OpenAPIContract.Mode(rawValue: modeName) else { throw LuaError.host("mode must be \"warn\" or \"enforce\", got \"\(modeName)\"") }
-            let absolute = try resolve(path)
-            guard FileManager.default.fileExists(atPath: absolute) else {
-                let near = nearestFiles(to: path)
-                throw LuaError.host("'\(path)' not found in the script's folder (\(baseDirectory.path))"
-                                    + (near.isEmpty ? "" : "; nearest: " + near.joined(separator: ", ")))
-            }
+            let absolute = try existingFile(path)
             let contract: OpenAPIContract
             do { contract = try Self.specs.load(URL(fileURLWithPath: absolute), mode: mode) } catch { throw LuaError.host(String(describing: error)) }
             for document in contract.documentFiles { depend(on: document) }
@@ -39,12 +34,7 @@ extension ScriptGeneration {
             let seed = stack.isNil(at: 3) ? 0 : try stack.checkInteger(3, "seed")
             var location = stack.isNil(at: 4) ? "" : (stack.string(at: 4) ?? "")
             if location.hasSuffix(": ") { location.removeLast(2) }
-            let absolute = try resolve(path)
-            guard FileManager.default.fileExists(atPath: absolute) else {
-                let near = nearestFiles(to: path)
-                throw LuaError.host("'\(path)' not found in the script's folder (\(baseDirectory.path))"
-                                    + (near.isEmpty ? "" : "; nearest: " + near.joined(separator: ", ")))
-            }
+            let absolute = try existingFile(path)
             let contract: OpenAPIContract
             do { contract = try Self.specs.load(URL(fileURLWithPath: absolute), mode: mode) } catch { throw LuaError.host(String(describing: error)) }
             for document in contract.documentFiles { depend(on: document) }
