@@ -132,3 +132,25 @@ final class ContractLedger: Sendable {
         return .object(["operations": .array(list), "uncovered": .array(uncovered), "violations": .integer(Int64(total))])
     }
 }
+
+extension Engine {
+    /// Checks the answer against the request's spec operation (an enforced spec replaces an answer
+    /// that breaks it), journals the exchange, and tallies the contract's verdict.
+    func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
+                        _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane,
+                        contract: (any ContractChecking, ContractVerdict)?, rule: String? = nil, chaos: ChaosMark? = nil) -> Exchange {
+        guard let (checker, checked) = contract else {
+            return finish(request, response, ruleID, logs, error, misses, started, lane, chaos: chaos)
+        }
+        var response = response, verdict = checked
+        // Proxied answers are the real API's; faults, streams and sockets are not a body to check.
+        if verdict.request.isEmpty || !verdict.enforces, response.fault == nil, verdict.operation != nil, ruleID != nil {
+            checker.checkResponse(response, to: request, &verdict)
+            if verdict.enforces && !verdict.response.isEmpty { response = Self.brokenAnswer(verdict, rule: rule ?? ruleID) }
+        }
+        contractLedger.record(verdict, requestID: request.id)
+        var exchange = finish(request, response, ruleID, logs, error, misses, started, lane, contract: verdict.json, chaos: chaos)
+        exchange.contract = verdict
+        return exchange
+    }
+}

@@ -1,28 +1,5 @@
 import Foundation
 
-/// The result of running one request through the ``Engine``.
-public struct Exchange: Sendable {
-    public let request: MockRequest
-    /// What to send. For unmatched requests, the 404 near-miss response.
-    public let response: MockResponse
-    /// The sampled delay in milliseconds (0 when none).
-    public let delayMilliseconds: Double
-    /// The id of the rule that answered, `nil` when none matched.
-    public let ruleID: String?
-    /// For unmatched requests, the closest rules.
-    public let nearMisses: [NearMiss]
-    /// What the API's spec says of it (`--spec`, `mock.spec`); `nil` without a spec.
-    public var contract: ContractVerdict? = nil
-    /// What chaos did; `nil` when nothing.
-    public var chaos: ChaosKind? = nil
-
-    public var matched: Bool { ruleID != nil }
-    /// Chaos answered before any rule ran (an error, a fault, a 429): an answer all the same.
-    public var answeredByChaos: Bool { ruleID == nil && chaos != nil && chaos != .latency }
-    /// An enforced spec answered for the rules: the request breaks it.
-    public var refusedByContract: Bool { contract.map { $0.enforces && !$0.request.isEmpty } ?? false }
-}
-
 /// Matches requests against rules, runs responders, and records the journal. Both transports
 /// call ``handle(_:)`` with a ``MockRequest`` and deliver the ``Exchange`` they get back.
 ///
@@ -235,7 +212,7 @@ public final class Engine: Sendable {
         return finish(request, response, nil, [], nil, misses, started, lane, contract: contract, chaos: chaos)
     }
 
-    private struct Routed {
+    struct Routed {
         /// Borrowed: the request's rule sets keep it alive.
         let rule: Unmanaged<Rule>
         let response: MockResponse
@@ -262,7 +239,7 @@ public final class Engine: Sendable {
     }
 
     /// Finds the first rule that answers; `nil` when none does.
-    private func route(_ request: MockRequest, _ sets: RuleSets, _ lane: EngineLane, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
+    func route(_ request: MockRequest, _ sets: RuleSets, _ lane: EngineLane, _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
         // The closure captures only trivial values: capturing the engine, the sets or the lane
         // would retain them for its context, and the first two are shared by every worker.
         let engine = Unmanaged.passUnretained(self), runtime = sets.borrowedRuntime, script = sets.borrowedScript
@@ -387,66 +364,7 @@ public final class Engine: Sendable {
         }
     }
 
-    /// The operations of a GraphQL batch body, or `nil` when the body is not one.
-    func graphQLBatch(_ request: MockRequest) -> [JSONValue]? {
-        guard request.method == "POST", request.bodyLooksLikeJSONArray, case .array(let items)? = request.json, !items.isEmpty,
-              items.allSatisfy({ $0["operationName"]?.stringValue != nil }) else { return nil }
-        return items
-    }
-
-    private func handleBatch(_ request: MockRequest, _ operations: [JSONValue], _ sets: RuleSets, _ lane: EngineLane,
-                             _ started: UInt64) -> Exchange? {
-        var parts: [(MockRequest, Routed)] = []
-        for operation in operations {
-            var sub = MockRequest(method: request.method, url: request.url, headers: request.headers, body: operation.encoded())
-            sub.id = request.id
-            var ignored: Set<ObjectIdentifier> = []
-            guard let routed = route(sub, sets, lane, &ignored) else {
-                for (_, done) in parts { done.rule._withUnsafeGuaranteedRef { $0.undoHit(stripe: lane.stripe, store: store) } }
-                return nil
-            }
-            parts.append((sub, routed))
-        }
-        var bodies: [JSONValue] = []
-        var combined = MockResponse(status: 200, headers: .json)
-        var longest: (delay: DelaySpec, ms: Double)?
-        for (sub, routed) in parts {
-            let r = routed.response
-            bodies.append((try? JSONValue(parsing: r.body)) ?? .object(["errors": .array([.object(["message": .string("non-JSON response from rule '\(routed.rule.takeUnretainedValue().id)' (status \(r.status))")])])]))
-            if combined.fault == nil { combined.fault = r.fault }
-            if let d = r.delay {
-                let ms = d.sample(environment.random)
-                if ms > (longest?.ms ?? -1) { longest = (.fixed(ms), ms) }
-            }
-            _ = finish(sub, MockResponse(status: r.status, headers: r.headers, body: r.body), routed.rule.takeUnretainedValue().id, routed.logs, routed.error, [], started, lane)
-        }
-        combined.body = JSONValue.array(bodies).encoded()
-        combined.delay = longest?.delay
-        let delay = longest?.ms ?? 0
-        return Exchange(request: request, response: combined, delayMilliseconds: delay, ruleID: parts[0].1.rule.takeUnretainedValue().id, nearMisses: [])
-    }
-
-    /// Checks the answer against the request's spec operation (an enforced spec replaces an answer
-    /// that breaks it), journals the exchange, and tallies the contract's verdict.
-    private func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
-                        _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane,
-                        contract: (any ContractChecking, ContractVerdict)?, rule: String? = nil, chaos: ChaosMark? = nil) -> Exchange {
-        guard let (checker, checked) = contract else {
-            return finish(request, response, ruleID, logs, error, misses, started, lane, chaos: chaos)
-        }
-        var response = response, verdict = checked
-        // Proxied answers are the real API's; faults, streams and sockets are not a body to check.
-        if verdict.request.isEmpty || !verdict.enforces, response.fault == nil, verdict.operation != nil, ruleID != nil {
-            checker.checkResponse(response, to: request, &verdict)
-            if verdict.enforces && !verdict.response.isEmpty { response = Self.brokenAnswer(verdict, rule: rule ?? ruleID) }
-        }
-        contractLedger.record(verdict, requestID: request.id)
-        var exchange = finish(request, response, ruleID, logs, error, misses, started, lane, contract: verdict.json, chaos: chaos)
-        exchange.contract = verdict
-        return exchange
-    }
-
-    private func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
+    func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
                         _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane, contract: JSONValue? = nil,
                         chaos: ChaosMark? = nil) -> Exchange {
         let delay = (response.delay?.sample(environment.random) ?? 0) + (chaos?.extraDelay ?? 0)
@@ -461,27 +379,4 @@ public final class Engine: Sendable {
         if let chaos { exchange.chaos = chaos.kind }
         return exchange
     }
-}
-
-/// The hit counts of `mock.sequence` answers, by key (a script generation's own key and the
-/// sequence's number): the next hit's 0-based number, rewound by ``Engine/reset()``.
-///
-/// ```swift
-/// engine.sequenceCounts.next("g1#3")   // 0, then 1, 2, …
-/// ```
-public final class SequenceCounts: Sendable {
-    private let hits = Locked<[String: Int]>([:])
-
-    public init() {}
-
-    /// This hit's number for `key`, counting it.
-    public func next(_ key: String) -> Int {
-        hits.withLock { h in
-            defer { h[key, default: 0] += 1 }
-            return h[key, default: 0]
-        }
-    }
-
-    /// Every sequence back to its first answer.
-    public func reset() { hits.withLock { $0.removeAll() } }
 }

@@ -4,7 +4,7 @@
 enum Prelude {
     static let chunkName = "=moonmock"
 
-    static let source = helpersSource + "\n" + mainSource.replacingOccurrences(of: "--@streams\n", with: streamsSource + webSocketSource + fakeSource + resourceSource)
+    static let source = helpersSource + "\n" + mainSource.replacingOccurrences(of: "--@streams\n", with: streamsSource + webSocketSource + fakeSource + resourceSource + chaosSource)
 
     static let mainSource = #"""
 local builder_opts = { status = true, headers = true, delay = true, fault = true, bytes_per_second = true, conditional = true }
@@ -188,21 +188,6 @@ function mock.openapi(path, opts)
   if opts.seed ~= nil and math.type(opts.seed) ~= "integer" then fail("mock.openapi: seed must be an integer") end
   local ok, err = H.openapi(path, opts.mode, opts.seed, where())
   if not ok then fail("mock.openapi: " .. err) end
-end
-
--- errors, latency, faults and rate limits: on everything, a path prefix or a host (path =, host =)
-function mock.chaos(settings)
-  check_type(settings, "table", "mock.chaos settings")
-  local ok, err = H.chaos(settings)
-  if not ok then fail("mock.chaos: " .. err) end
-end
-
--- chaos settings kept under a name, switched on over the admin API (PUT /__moonmock/chaos)
-function mock.chaos_profile(name, settings)
-  check_type(name, "string", "mock.chaos_profile name")
-  check_type(settings, "table", "mock.chaos_profile settings")
-  local ok, err = H.chaos_profile(name, settings)
-  if not ok then fail("mock.chaos_profile: " .. err) end
 end
 
 -- forwards the request to a real upstream; the door answers with what comes back
