@@ -458,7 +458,7 @@ function mock.resource(path, opts) end
 ---@field on_update? fun(item: table, old: table, req: mock.Request): table|mock.Response|nil
 ---@field name? string                the rules' names start so (default "resource PATH")
 
----A collection back to its seed: its items forgotten, seeded again on the next request.
+---A collection back to its seed: its items forgotten, the seed written again.
 ---@param path string
 function mock.resource_reset(path) end
 

@@ -26,6 +26,8 @@ public final class ResourceRegistry: Sendable {
     }
 
     private let declared = Locked<[Declaration]>([])
+    /// Seeds a collection again (runs the script's seed in a Lua VM); set with the declarations.
+    private let seeder = Locked<(@Sendable (String) throws -> Void)?>(nil)
 
     public init() {}
 
@@ -34,8 +36,11 @@ public final class ResourceRegistry: Sendable {
         return Keys(itemPrefix: base + "/", version: base + "#version", sequence: base + "#seq", seeded: base + "#seeded")
     }
 
-    /// The collections of a newly loaded script.
-    public func declare(_ declarations: [Declaration]) { declared.withLock { $0 = declarations } }
+    /// The collections of a newly loaded script, and how to seed one of them again.
+    public func declare(_ declarations: [Declaration], seed: (@Sendable (String) throws -> Void)? = nil) {
+        declared.withLock { $0 = declarations }
+        seeder.withLock { $0 = seed }
+    }
 
     public var declarations: [Declaration] { declared.withLock { $0 } }
 
@@ -55,12 +60,14 @@ public final class ResourceRegistry: Sendable {
         }
     }
 
-    /// Forgets a collection's items: the next request seeds it again. `false` when no such collection.
+    /// Forgets a collection's items and seeds it again (when the script can; else its next
+    /// request does). `false` when no such collection.
     public func reset(_ path: String, in state: StateStore) throws -> Bool {
         guard declarations.contains(where: { $0.path == path }) else { return false }
         let k = Self.keys(for: path)
         for key in try state.keys() where key.hasPrefix(k.itemPrefix) { _ = try state.delete(key) }
         for key in [k.version, k.sequence, k.seeded] { _ = try state.delete(key) }
+        try seeder.withLock { $0 }?(path)
         return true
     }
 

@@ -59,7 +59,7 @@ extension Engine {
     func install(_ generation: ScriptGeneration, _ rules: RuleSet) {
         variants.declare(generation.variantDeclarations)
         bundles.declare(generation.bundleDeclarations)
-        resources.declare(generation.resourceDeclarations)
+        resources.declare(generation.resourceDeclarations) { [weak generation] path in try generation?.seedResource(path) }
         chaos.declare(layers: generation.chaosLayers, profiles: generation.chaosProfiles)
         cors = generation.corsDeclaration
         setContracts(generation.specDeclarations, from: .script)

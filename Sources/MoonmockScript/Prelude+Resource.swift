@@ -354,11 +354,12 @@ function mock.resource(path, opts)
   rule("PATCH", path .. "/:id", "patch", function(col, req) return update(col, req, true) end)
   rule("DELETE", path .. "/:id", "delete", remove)
   -- seeded now, when the store has none of it yet (the admin API shows it before any request;
-  -- a reload keeps what is there)
+  -- a reload keeps what is there), and again after DELETE /__moonmock/resources/PATH
+  H.resource_seeder(path, function() version(c) end)
   version(c)
 end
 
--- the collection back to its seed (the next request seeds it again)
+-- the collection back to its seed: its items forgotten, the seed written again
 function mock.resource_reset(path)
   check_type(path, "string", "mock.resource_reset path")
   local c = resources[path:gsub("/+$", "")]
@@ -374,6 +375,7 @@ function mock.resource_reset(path)
   end
   sdel(c.keys_version); sdel(c.keys_seq); sdel(c.keys_seeded)
   c.version = nil
+  version(c)
 end
 
 """#

@@ -8,6 +8,14 @@ import MoonmockSchema
 /// The host half of `mock.resource` (``Prelude/resourceSource``): declarations, key names and
 /// body schemas.
 extension ScriptGeneration {
+    /// Seeds the collection at `path` again, in this generation's VM (after
+    /// `DELETE /__moonmock/resources/{path}` forgot its items).
+    public func seedResource(_ path: String) throws {
+        guard let ref = resourceSeeders[path] else { return }
+        let probe = RequestContext.probe(request: MockRequest(method: "GET", url: "http://localhost" + path), params: [:], engine: engine)
+        _ = try call(ref, with: probe) { _ in () }
+    }
+
     /// A chaos message without its `chaos: ` (the script's message names `mock.chaos` already).
     static func unprefixed(_ message: String) -> String { message.hasPrefix("chaos: ") ? String(message.dropFirst(7)) : message }
 
@@ -48,6 +56,14 @@ extension ScriptGeneration {
             }
             stack.pushNil()
             return 1
+        }
+        // resource_seeder(path, fn): what seeds the collection, run again after an admin reset
+        vm.setFunction("resource_seeder", in: H) { [unowned self] stack in
+            let path = try stack.checkString(1, "path")
+            guard stack.isFunction(at: 2) else { throw LuaError.host("resource_seeder needs a function") }
+            stack.pushValue(at: 2)
+            self.resourceSeeders[path] = luaL_ref(stack.L, mm_registryindex())
+            return 0
         }
         // resource_schema(table | file) -> number, or nil, message
         vm.setFunction("resource_schema", in: H) { [unowned self] stack in

@@ -306,7 +306,7 @@ extension ScriptGeneration {
 
     /// Calls the Lua function under `ref` with the `req` table of `context` and lets `read`
     /// inspect its one result, all with exclusive use of the VM.
-    private func call<T>(_ ref: Int32, with context: RequestContext, _ read: (LuaStack) throws -> T) throws -> T {
+    func call<T>(_ ref: Int32, with context: RequestContext, _ read: (LuaStack) throws -> T) throws -> T {
         try withVM(context) {
             let stack = vm.stack
             let top = stack.top

@@ -49,6 +49,8 @@ public final class ScriptGeneration: @unchecked Sendable {
     public internal(set) var bundleDeclarations: [BundleRegistry.Declaration] = []
     /// The script's `mock.resource` collections (handed to the engine once the load succeeds).
     public internal(set) var resourceDeclarations: [ResourceRegistry.Declaration] = []
+    /// Each collection's seeding function (a registry reference), run again after an admin reset.
+    var resourceSeeders: [String: Int32] = [:]
     /// Their `schema`s, compiled once: `resource_check` validates bodies against them by number.
     var resourceSchemas: [JSONSchema] = []
     /// The script's `mock.chaos{...}` layers and `mock.chaos_profile`s (handed to the engine once the load succeeds).

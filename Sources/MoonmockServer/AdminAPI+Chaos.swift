@@ -68,7 +68,7 @@ extension AdminAPI {
         .json(.object(["resources": .array(try engine.resources.collections(in: engine.state))]))
     }
 
-    /// Forgets a collection's items (`/resources/pets` for `/pets`): its seed comes back on the next request.
+    /// Brings a collection back to its seed (`/resources/pets` for `/pets`).
     func resetResource(_ encodedPath: Substring) throws -> MockResponse {
         let path = "/" + PercentDecoding.decode(encodedPath).drop { $0 == "/" }
         guard try engine.resources.reset(path, in: engine.state) else {

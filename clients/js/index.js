@@ -137,7 +137,7 @@ export class Client {
   /** Each `mock.resource` collection: `path`, `count`, `items`. */
   async resources() { return (await this._call("GET", "/__moonmock/resources")).resources; }
 
-  /** Forgets a collection's items (`"/pets"`): its seed comes back on the next request. */
+  /** Brings a collection (`"/pets"`) back to its seed: its items forgotten, seeded again. */
   async resetResource(path) { await this._call("DELETE", "/__moonmock/resources/" + encodeURI(path.replace(/^\/+/, ""))); }
 
   /** What the specs (`--spec`, `mock.spec`) say of the requests so far: per operation, `uncovered`, `violations`. */

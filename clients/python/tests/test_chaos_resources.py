@@ -37,8 +37,12 @@ def test_a_profile_for_a_while_then_settings_then_off():
         assert mm.chaos_status()["runtime"]["settings"]["rate_limit"] == {"rps": 1.0, "burst": 1}
         assert not mm.stop_chaos()["active"]
         assert call(mm.url + "/ping")[0] == 200
+        mm.chaos({"error_rate": 1, "status": 418})
+        assert call(mm.url + "/ping")[0] == 418
+        mm.stop_chaos()
+        assert call(mm.url + "/ping")[0] == 200
         entries = mm.requests()
-        assert [e.get("chaos") for e in entries if e.get("chaos")] == ["error_rate", "rate_limit"]
+        assert [e.get("chaos") for e in entries if e.get("chaos")] == ["error_rate", "rate_limit", "error_rate"]
 
 
 def test_bad_settings_and_unknown_profiles_are_told_apart():

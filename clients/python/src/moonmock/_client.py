@@ -199,14 +199,17 @@ class Client:
 
     # -- chaos and resources
 
-    def chaos(self, profile: Optional[str] = None, *, duration_ms: Optional[float] = None, **settings: JSON) -> Dict[str, JSON]:
+    def chaos(self, profile: Union[None, str, Mapping[str, JSON]] = None, *, duration_ms: Optional[float] = None,
+              **settings: JSON) -> Dict[str, JSON]:
         """Switches chaos on from the next request: a profile the script named
         (``mock.chaos_profile``) or settings (``error_rate=0.1, status=503``,
         ``latency={"min": 50, "max": 400}``, ``fault="connection_reset"``, ``fault_rate=0.01``,
         ``rate_limit={"rps": 10, "burst": 20}``, ``path="/api/"``, ``host=...``), for
         ``duration_ms`` or until :meth:`stop_chaos`. Returns what is on now."""
         body: Dict[str, JSON] = dict(settings)
-        if profile is not None:
+        if isinstance(profile, Mapping):   # chaos({"error_rate": 0.1}): the settings as a dict
+            body = {**dict(profile), **body}
+        elif profile is not None:
             body["profile"] = profile
         if duration_ms is not None:
             body["duration_ms"] = duration_ms
@@ -225,7 +228,7 @@ class Client:
         return self._call("GET", "/__moonmock/resources")["resources"]
 
     def reset_resource(self, path: str) -> None:
-        """Forgets a collection's items (``"/pets"``): its seed comes back on the next request."""
+        """Brings a collection (``"/pets"``) back to its seed: its items forgotten, seeded again."""
         self._call("DELETE", "/__moonmock/resources/" + urllib.parse.quote(path.lstrip("/")))
 
     def contract(self) -> Dict[str, JSON]:

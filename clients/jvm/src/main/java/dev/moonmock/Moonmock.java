@@ -287,7 +287,7 @@ public final class Moonmock implements AutoCloseable {
         return (List<Map<String, Object>>) ((Map<?, ?>) call("GET", "/__moonmock/resources", null)).get("resources");
     }
 
-    /** Forgets a collection's items ({@code "/pets"}): its seed comes back on the next request. */
+    /** Brings a collection ({@code "/pets"}) back to its seed: its items forgotten, seeded again. */
     public void resetResource(String path) { call("DELETE", "/__moonmock/resources/" + encode(path.replaceFirst("^/+", "")), null); }
 
     // state, variants, lifecycle
