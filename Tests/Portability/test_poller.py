@@ -99,7 +99,13 @@ def test_event_loops_use_the_chosen_poller(tmp_path, poller):
     try:
         health = exercise(port)
         server = traced_pid(process.pid)
+        # Each loop names its thread when it first runs: on a loaded machine (strace slows every
+        # call) the second may not have run yet.
+        deadline = time.monotonic() + 10
         tids = http_threads(server)
+        while len(tids) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            tids = http_threads(server)
         assert len(tids) == 2, tids
         os.kill(server, signal.SIGTERM)
         assert process.wait(timeout=20) == 0
