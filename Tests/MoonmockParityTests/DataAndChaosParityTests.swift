@@ -207,15 +207,22 @@ struct DataAndChaosParityTests {
         """#, door: door)
         defer { served.stop() }
         #expect(try await served.fetch("/x").status == 200)
-        if let server = served.server {
-            let on = try await Served.fetch(plainSession, server.baseURL + "/__moonmock/chaos", method: "PUT", body: #"{"profile": "down", "duration_ms": 1500}"#)
-            #expect(on.status == 200 && on.body.contains(#""profile":"down""#), "\(on.body)")
-        } else {
-            try served.moonmock.chaos(profile: "down", durationMilliseconds: 1500)
+        func switchOn(_ milliseconds: Int) async throws {
+            if let server = served.server {
+                let on = try await Served.fetch(plainSession, server.baseURL + "/__moonmock/chaos", method: "PUT",
+                                                body: #"{"profile": "down", "duration_ms": \#(milliseconds)}"#)
+                #expect(on.status == 200 && on.body.contains(#""profile":"down""#), "\(on.body)")
+            } else {
+                try served.moonmock.chaos(profile: "down", durationMilliseconds: Double(milliseconds))
+            }
         }
+        // On for a minute: the next request fails (however slow the machine).
+        try await switchOn(60_000)
         let failed = try await served.fetch("/x")
         #expect(failed.status == 502 && failed.body == #"{"message":"upstream down"}"#, "\(failed.status) \(failed.body)")
-        try await Task.sleep(nanoseconds: 1_800_000_000)
+        // Switched on again for 200 ms, in its place: over by the time 1.5 s have passed.
+        try await switchOn(200)
+        try await Task.sleep(nanoseconds: 1_500_000_000)
         #expect(try await served.fetch("/x").status == 200)
         #expect(served.moonmock.engine.journal.entries().compactMap(\.chaos) == ["error_rate"])
     }

@@ -145,10 +145,11 @@ test("chaos: a profile for a while, settings, stop; resources and reset", async 
   const mm = await serve(script);
   try {
     assert.equal((await fetch(mm.url + "/users/7")).status, 200);
-    const on = await mm.chaos("down", { durationMs: 1500 });
+    const on = await mm.chaos("down", { durationMs: 60000 });
     assert.equal(on.runtime.profile, "down");
     assert.equal((await fetch(mm.url + "/users/7")).status, 503);
-    await new Promise((r) => setTimeout(r, 1800));
+    await mm.chaos("down", { durationMs: 200 });   // in its place, over soon
+    await new Promise((r) => setTimeout(r, 1500));
     assert.equal((await fetch(mm.url + "/users/7")).status, 200);
     await mm.chaos({ error_rate: 1, status: 418, path: "/users/" });
     assert.equal((await fetch(mm.url + "/users/7")).status, 418);
