@@ -31,11 +31,11 @@ def test_a_profile_for_a_while_then_settings_then_off():
         mm.chaos("bad-day", duration_ms=200)          # in its place, over soon
         time.sleep(1.5)
         assert call(mm.url + "/ping")[0] == 200
-        mm.chaos(rate_limit={"rps": 1, "burst": 1}, path="/ping")
+        mm.chaos(rate_limit={"rps": 0.1, "burst": 1}, path="/ping")   # one, then one each 10 s
         assert call(mm.url + "/ping")[0] == 200
         limited = call(mm.url + "/ping")
         assert limited[0] == 429 and int(limited[2]["Retry-After"]) >= 1
-        assert mm.chaos_status()["runtime"]["settings"]["rate_limit"] == {"rps": 1.0, "burst": 1}
+        assert mm.chaos_status()["runtime"]["settings"]["rate_limit"] == {"rps": 0.1, "burst": 1}
         assert not mm.stop_chaos()["active"]
         assert call(mm.url + "/ping")[0] == 200
         mm.chaos({"error_rate": 1, "status": 418})
