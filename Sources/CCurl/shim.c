@@ -92,3 +92,99 @@ void mm_upstream_result_free(mm_upstream_result *result) {
     free(result->body.data);
     memset(result, 0, sizeof *result);
 }
+
+mm_transfer *mm_transfer_new(const char *method, const char *url, const char *const *headers, size_t header_count,
+                             const unsigned char *body, size_t body_len, long timeout_ms, int insecure, const char *ca_file) {
+    mm_transfer *t = calloc(1, sizeof *t);
+    if (t == NULL) return NULL;
+    CURL *h = curl_easy_init();
+    if (h == NULL) { free(t); return NULL; }
+    t->easy = h;
+    struct curl_slist *list = NULL;
+    for (size_t i = 0; i < header_count; i++) list = curl_slist_append(list, headers[i]);
+    list = curl_slist_append(list, "Expect:");
+    t->list = list;
+    curl_easy_setopt(h, CURLOPT_PRIVATE, t);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 10000 ? timeout_ms : 10000L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, insecure ? 0L : 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, insecure ? 0L : 2L);
+    if (ca_file != NULL && ca_file[0] != 0) curl_easy_setopt(h, CURLOPT_CAINFO, ca_file);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &t->result);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &t->result);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t->result.error);
+    curl_easy_setopt(h, CURLOPT_NOPROXY, "localhost,127.0.0.1,::1");
+    if (strcasecmp(method, "HEAD") == 0) {
+        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    } else if (strcasecmp(method, "GET") != 0 || body_len > 0) {
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+        if (body_len > 0 || strcasecmp(method, "POST") == 0 || strcasecmp(method, "PUT") == 0 || strcasecmp(method, "PATCH") == 0) {
+            if (body_len > 0) {
+                t->body = malloc(body_len);
+                if (t->body == NULL) { mm_transfer_free(t); return NULL; }
+                memcpy(t->body, body, body_len);
+            }
+            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+            curl_easy_setopt(h, CURLOPT_POSTFIELDS, body_len > 0 ? (const char *)t->body : "");
+        }
+    }
+    return t;
+}
+
+void mm_transfer_free(mm_transfer *t) {
+    if (t == NULL) return;
+    curl_easy_cleanup(t->easy);
+    curl_slist_free_all(t->list);
+    free(t->body);
+    mm_upstream_result_free(&t->result);
+    free(t);
+}
+
+void mm_transfer_collect(mm_transfer *t, int code) {
+    long status = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    t->result.status = status;
+    t->result.code = code;
+    if (code != CURLE_OK && t->result.error[0] == 0) {
+        strncpy(t->result.error, curl_easy_strerror((CURLcode)code), sizeof t->result.error - 1);
+    }
+}
+
+void *mm_multi_new(void) {
+    CURLM *m = curl_multi_init();
+    if (m != NULL) curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, 64L);
+    return m;
+}
+
+int mm_multi_add(void *multi, mm_transfer *t) { return (int)curl_multi_add_handle(multi, t->easy); }
+
+int mm_multi_remove(void *multi, mm_transfer *t) { return (int)curl_multi_remove_handle(multi, t->easy); }
+
+int mm_multi_run(void *multi, int timeout_ms) {
+    int running = 0;
+    curl_multi_poll(multi, NULL, 0, timeout_ms, NULL);
+    curl_multi_perform(multi, &running);
+    return running;
+}
+
+mm_transfer *mm_multi_done(void *multi, int *code) {
+    int left = 0;
+    CURLMsg *msg;
+    while ((msg = curl_multi_info_read(multi, &left)) != NULL) {
+        if (msg->msg != CURLMSG_DONE) continue;
+        mm_transfer *t = NULL;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
+        *code = (int)msg->data.result;
+        return t;
+    }
+    return NULL;
+}
+
+void mm_multi_wakeup(void *multi) { curl_multi_wakeup(multi); }

@@ -302,6 +302,31 @@ static inline void mm_count_coroutines(lua_State *L) {
     lua_pop(L, 1);
 }
 
+// Handlers run as coroutines (they may wait: mock.fetch, mock.sleep). lua_resume's result
+// count is an out parameter; the thread's status after an error is kept for the traceback.
+static inline int mm_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
+    return lua_resume(co, from, nargs, nresults);
+}
+
+// The traceback of a coroutine that failed (its stack is as it was when the error was raised),
+// made inside a protected call on L: luaL_traceback may allocate, and a memory error must not
+// longjmp out of an unprotected frame. Leaves "message\nstack traceback:..." on L's stack.
+static inline int mm_coroutine_traceback_run(lua_State *L) {
+    lua_State *co = lua_tothread(L, 1);
+    const char *msg = lua_tostring(L, 2);
+    luaL_traceback(L, co, msg, 0);
+    return 1;
+}
+static inline int mm_coroutine_traceback(lua_State *L, lua_State *co) {
+    const char *msg = lua_tostring(co, -1);
+    lua_pushcfunction(L, mm_coroutine_traceback_run);
+    lua_pushthread(co);
+    lua_xmove(co, L, 1);
+    if (msg != NULL) lua_pushstring(L, msg);
+    else lua_pushfstring(L, "(error object is a %s value)", luaL_typename(co, -1));
+    return lua_pcall(L, 2, 1, 0);
+}
+
 // lua_pcall is a macro over lua_pcallk.
 static inline int mm_pcall(lua_State *L, int nargs, int nresults, int msgh) {
     return lua_pcall(L, nargs, nresults, msgh);

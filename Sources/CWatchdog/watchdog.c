@@ -185,6 +185,8 @@ void mm_watch_end(mm_watch_slot *slot) {
     current = slot->outer;
 }
 
+void mm_watch_target(mm_watch_slot *slot, void *state) { slot->state = state; }
+
 int mm_watch_grace_ms(void) { return 2 * MM_WATCH_TICK_MS; }
 
 #else
@@ -194,6 +196,7 @@ mm_watch_slot *mm_watch_register(void *state, mm_watch_arm_fn arm) { (void)state
 void mm_watch_unregister(mm_watch_slot *slot) { (void)slot; }
 void mm_watch_begin(mm_watch_slot *slot, int budget) { (void)slot; (void)budget; }
 void mm_watch_end(mm_watch_slot *slot) { (void)slot; }
+void mm_watch_target(mm_watch_slot *slot, void *state) { (void)slot; (void)state; }
 int mm_watch_grace_ms(void) { return 0; }
 
 #endif

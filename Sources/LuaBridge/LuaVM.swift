@@ -28,7 +28,9 @@ public final class LuaVM {
 
     let allocState: UnsafeMutablePointer<mm_alloc_state>
     var hostFunctions: [HostFunction] = []
-    private var calling = false
+    var calling = false
+    /// Threads whose coroutine ended cleanly, kept for the next ``newThread()``.
+    var idleThreads: [LuaThread] = []
     /// The watchdog's slot for this VM; `nil` when every call counts its instructions from the
     /// start (the watchdog cannot run in this process, or a test asked for it).
     var watchSlot: OpaquePointer?
@@ -163,7 +165,7 @@ public final class LuaVM {
     /// Runs a full garbage collection.
     public func collectGarbage() { _ = mm_gc_collect(state) }
 
-    private static func split(_ raw: String) -> (String, String?) {
+    static func split(_ raw: String) -> (String, String?) {
         let marker = Array("\nstack traceback:".utf8)
         let bytes = Array(raw.utf8)
         guard bytes.count >= marker.count else { return (raw, nil) }

@@ -47,6 +47,7 @@ public final class Moonmock: @unchecked Sendable {
     ///   - journalCapacity: how many requests the journal keeps.
     public init(environment: MockEnvironment = .system, journalCapacity: Int = 1000) {
         engine = Engine(environment: environment, journalCapacity: journalCapacity)
+        engine.outbox.client = SessionOutbound()
         InstanceRegistry.registerGlobalClassOnce()
         let cls = InstanceRegistry.makeProtocolClass()
         taggedClass = cls

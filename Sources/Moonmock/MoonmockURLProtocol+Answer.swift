@@ -23,6 +23,9 @@ enum Answer {
     /// `insecure`: `mock.proxy(…, {insecure = true})` on Apple platforms, whose URLSession can
     /// accept any server certificate (a session whose delegate trusts it).
     case passThrough(URLRequest, journalID: Int? = nil, insecure: Bool = false)
+    /// A handler waits (`mock.fetch`, `mock.sleep`): the engine drives it to its answer, then
+    /// the answer is delivered for `request` after the delay so far (redirects before it).
+    case wait(Exchange, URLRequest, delayMilliseconds: Double, head: Bool)
     #if canImport(MoonmockProxy)
     /// `mock.proxy` with `insecure` on Linux: through libcurl, which can skip the certificate
     /// check that URLSession on Linux cannot (the request, its target with the journal id, HEAD or not).
@@ -49,6 +52,10 @@ enum Answer {
             // A request an enforced spec refused gets its 400 (404, 405), as from the socket server.
             if exchange.matched || exchange.refusedByContract || exchange.answeredByChaos {
                 logging.log(exchange.request, status: exchange.response.fault == nil ? exchange.response.status : 0, ruleID: exchange.ruleID)
+                if case .suspended? = exchange.response.fault {
+                    self = .wait(exchange, current, delayMilliseconds: delay, head: head)
+                    return
+                }
                 delay += exchange.delayMilliseconds
                 #if canImport(MoonmockProxy)
                 if let proxy = exchange.response.proxy, proxy.insecure {
@@ -71,8 +78,9 @@ enum Answer {
                     continue
                 }
                 do {
-                    self = .respond(try Delivery(exchange.response, for: current.url, head: head,
-                                                 date: deliveredAt()), delayMilliseconds: delay)
+                    var delivery = try Delivery(exchange.response, for: current.url, head: head, date: deliveredAt())
+                    delivery.requestID = exchange.request.id
+                    self = .respond(delivery, delayMilliseconds: delay)
                 } catch {
                     self = .fail(error)   // a body whose content coding cannot be undone
                 }
@@ -135,6 +143,8 @@ struct Delivery {
     let head: HTTPURLResponse?
     /// The body (empty for `HEAD`), its content codings undone as URLSession undoes them.
     let body: Data
+    /// The journal id of the request answered: its webhooks go once the answer is delivered.
+    var requestID: Int?
 
     /// `date` (seconds since 1970, the engine's clock) is when it will be delivered: the
     /// `Date` field the server would send then, unless the rule gave one. Throws when the body

@@ -25,6 +25,10 @@ public class MoonmockURLProtocol: URLProtocol {
         var upstream: URLSessionDataTask?
         /// The stream being sent, ended as "client left" if loading stops first.
         var stream: StreamCursor?
+        /// A handler that waits, cancelled if loading stops first.
+        var waiting: WaitHandle?
+        /// The request answered (its webhooks go when loading ends).
+        var requestID: Int?
     }
     /// Inline, not an `NSLock` object: one protocol object is made and freed per request, on
     /// the session's serial work queue.
@@ -110,7 +114,10 @@ public class MoonmockURLProtocol: URLProtocol {
             return
         }
         switch answer {
+        case .wait(let exchange, let current, let milliseconds, let head):
+            if let owner = Self.owner { wait(exchange, current, delayMilliseconds: milliseconds, head: head, owner: owner) }
         case .respond(let delivery, let milliseconds):
+            if let id = delivery.requestID { withPending { $0.requestID = id } }
             if case .dribble? = delivery.response.fault {
                 // Read here, on the session's work queue, which owns the task registry.
                 dribbleWhole = Self.completionHandlerTakesLastChunkOnly(task)
@@ -139,13 +146,15 @@ public class MoonmockURLProtocol: URLProtocol {
     }
 
     override public func stopLoading() {
-        let (timers, upstream) = withPending { p in
+        let (timers, upstream, waiting) = withPending { p in
             p.stopped = true
-            defer { p.timers = []; p.upstream = nil }
-            return (p.timers, p.upstream)
+            defer { p.timers = []; p.upstream = nil; p.waiting = nil }
+            return (p.timers, p.upstream, p.waiting)
         }
         timers.forEach { $0.cancel() }
         upstream?.cancel()
+        waiting?.cancel()
+        releaseHeldWork()
         if let cursor = withPending({ p in defer { p.stream = nil }; return p.stream }) { endStream(cursor, "client left") }
     }
 
@@ -157,7 +166,7 @@ public class MoonmockURLProtocol: URLProtocol {
         case .connectionReset?: fail(URLError(.networkConnectionLost))
         case .emptyResponse?, .malformedChunk?: fail(URLError(.badServerResponse))
         case .error(let failure)?: fail(failure.error)
-        case .forward?: fail(URLError(.unsupportedURL))   // forwarded before delivery (Answer); never delivered
+        case .forward?, .suspended?: fail(URLError(.unsupportedURL))   // forwarded or driven before delivery (Answer); never delivered
         case .stream(let plan)?:
             guard sendHead(delivery) else { return }
             let cursor = plan.start()
@@ -282,11 +291,13 @@ public class MoonmockURLProtocol: URLProtocol {
     func finish() {
         guard !withPending({ $0.stopped }) else { return }
         client?.urlProtocolDidFinishLoading(self)
+        releaseHeldWork()
     }
 
     func fail(_ error: any Error) {
         guard !withPending({ $0.stopped }) else { return }
         client?.urlProtocol(self, didFailWithError: error)
+        releaseHeldWork()
     }
 
     /// Runs `body` after `seconds` unless loading stops first.

@@ -28,6 +28,10 @@ public final class Engine: Sendable {
     public let chaos: ChaosController
     public let journal: Journal
     public let environment: MockEnvironment
+    /// Webhooks and `mock.after` functions waiting to go, and the client they go with.
+    public let outbox = Outbox()
+    /// How long a handler may wait in all (`--handler-timeout`), in milliseconds: then a `504`.
+    public let handlerTimeoutMilliseconds = AtomicInt(30_000)
     /// Runtime and script rules as one immutable snapshot: a request takes one lock and one
     /// retain to read both.
     let sets = Locked(RuleSets(runtime: .empty, script: .empty))
@@ -63,6 +67,7 @@ public final class Engine: Sendable {
         self.store = store
         self.nextID = AtomicInt(store?.firstRequestID ?? 1)
         self.journal = Journal(capacity: journalCapacity, sink: store?.journalSink)
+        outbox.attach(journal)
         self.state = state ?? StateStore(clock: environment.now, feed: feed, backend: store)
         store?.onOtherReplicasEntries(wanted: { feed.isWatched }) { feed.publish(.otherReplicas(.init($0))) }
     }

@@ -88,6 +88,9 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
     case stream(StreamPlan)
     /// Not a failure: the request opens a WebSocket (`mock.websocket`), on the server.
     case websocket(WebSocketRoute)
+    /// Not a failure: the handler waits (`mock.fetch`, `mock.sleep`); the door drives it to
+    /// its answer with ``Engine/drive(_:client:hop:done:)``.
+    case suspended(Suspension)
 
     /// Parses the script name of a fault (`"connection_reset"`, …).
     public init?(name: String, bytesPerSecond: Int? = nil) {
@@ -114,6 +117,7 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
         case .forward(let target): return target.description
         case .stream(let plan): return plan.description
         case .websocket(let route): return route.description
+        case .suspended(let s): return "waiting for \(s)"
         }
     }
 }

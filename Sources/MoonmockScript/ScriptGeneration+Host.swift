@@ -99,6 +99,7 @@ extension ScriptGeneration {
         installStateFunctions(H)
         installFakeHost(H)
         installResourceHost(H)
+        installOutboundHost(H)
 
         // prelude(H, debug.getinfo, null) -> mock
         try vm.load(Prelude.source, chunkName: Prelude.chunkName)

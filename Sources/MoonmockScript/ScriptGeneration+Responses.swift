@@ -142,7 +142,7 @@ extension ScriptGeneration {
     }
 
     /// A `mock.proxy(base, opts)` value's target; a header given as `false` is removed.
-    private func proxyTarget(_ t: Int32, _ stack: LuaStack) throws -> ProxyTarget {
+    func proxyTarget(_ t: Int32, _ stack: LuaStack) throws -> ProxyTarget {
         stack.getField(t, "base")
         let base = stack.string(at: -1) ?? ""
         stack.pop()

@@ -154,7 +154,7 @@ extension ScriptGeneration {
                 guard let handler = variants.handlers[active] else { return nil }
                 let result: (MockResponse, explicitStatus: Bool)?
                 switch handler {
-                case .function(let ref): result = try self.callHandler(ref, context)
+                case .function(let ref): result = try self.callHandler(ref, context, ruleDefaults)
                 case .value(let spec): result = try spec.realize(context, self)
                 }
                 return result.map { ruleDefaults.apply(to: $0.0, explicitStatus: $0.explicitStatus) }
@@ -172,7 +172,7 @@ extension ScriptGeneration {
             }
             stack.pop()
             responder = { [unowned self] context in
-                guard let (response, explicit) = try self.callHandler(ref, context) else { return nil }
+                guard let (response, explicit) = try self.callHandler(ref, context, ruleDefaults) else { return nil }
                 return ruleDefaults.apply(to: response, explicitStatus: explicit)
             }
         } else {
@@ -315,23 +315,6 @@ extension ScriptGeneration {
             pushRequest(context, stack)
             try vm.call(arguments: 1, results: 1)
             return try read(stack)
-        }
-    }
-
-    /// Runs a handler function; returns its response, or `nil` when it returned nil/false.
-    func callHandler(_ ref: Int32, _ context: RequestContext) throws -> (MockResponse, explicitStatus: Bool)? {
-        let spec: ResponseSpec?
-        do {
-            spec = try call(ref, with: context) { try self.responseSpec(at: -1, $0) }
-        } catch let error as LuaError where error.traceback != nil {
-            throw HandlerFailure(message: error.message, detail: error.traceback)
-        } catch {
-            throw HandlerFailure(message: "\(context.rule?.location.map { $0 + ": " } ?? "")\(message(error))")
-        }
-        // Moved into `realize` (through `spec?.realize` it would be copied, then released here).
-        switch consume spec {
-        case .some(let spec): return try spec.realize(context, self)
-        case .none: return nil
         }
     }
 

@@ -62,6 +62,11 @@ public final class ScriptGeneration: @unchecked Sendable {
     public internal(set) var specDeclarations: [OpenAPIContract] = []
     var loading = false
     var current: RequestContext?
+    /// The thread of the handler running now (host functions that wait check they are called
+    /// from it), what it asked to wait for, and whether it is a `mock.after` function.
+    var handlerThread: OpaquePointer?
+    var pendingWait: Suspension.Wait?
+    var runningAfter = false
     var templates: [Template] = []
     var templateIDs: [String: Int] = [:]
     var templateContentTypes: [String] = []

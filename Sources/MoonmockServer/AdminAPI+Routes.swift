@@ -65,6 +65,7 @@ extension AdminAPI {
         AdminRoute("GET", "/requests/{id}/rule") { api, c in api.entryAsRule(c.parameter ?? "") },
         AdminRoute("GET", "/requests/{id}/curl") { api, c in api.entryAsCurl(c.parameter ?? "") },
         AdminRoute("POST", "/verify") { api, c in try api.verify(c.request) },
+        AdminRoute("POST", "/webhooks/flush") { api, c in api.flushWebhooks(c.request) },
         AdminRoute("GET", "/contract") { api, _ in .json(api.engine.contractSummary()) },
         AdminRoute("GET", "/state") { api, _ in .json(.object(try api.engine.state.snapshot().mapValues(\.json))) },
         AdminRoute("PUT", "/state") { api, c in try api.replaceState(c.request) },

@@ -11,7 +11,8 @@ extension AdminAPI {
             return Self.error(#"send {"method": "GET", "pattern": "/users/:id", "times": 2} (or "rule", or "url"; "at_least", "at_most")"#, 400)
         }
         if let contract = o["contract"] { return verifyContract(contract, fields: o.count) }
-        let known = ["rule", "method", "pattern", "url", "times", "at_least", "at_most", "contract"]
+        if o["outbound"] != nil { return verifyOutbound(o) }
+        let known = ["rule", "method", "pattern", "url", "times", "at_least", "at_most", "contract", "outbound"]
         if let unknown = o.keys.sorted().first(where: { !known.contains($0) }) {
             let hint = EditDistance.nearest(to: unknown, among: known).map { " (did you mean '\($0)'?)" } ?? ""
             return Self.error("verify: unknown field '\(unknown)'\(hint); fields: \(known.joined(separator: ", "))", 400)

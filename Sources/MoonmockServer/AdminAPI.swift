@@ -119,6 +119,7 @@ struct AdminAPI: Sendable {
         if !e.nearMisses.isEmpty { o["near_misses"] = .array(e.nearMisses.map(\.json)) }
         if let contract = e.contract { o["contract"] = contract }
         if let chaos = e.chaos { o["chaos"] = .string(chaos) }
+        if !e.outbound.isEmpty { o["outbound"] = .array(e.outbound.map(\.json)) }
         if e.fault == nil || e.responseBodyLength > 0 || !e.responseHeaders.fields.isEmpty { o["response"] = response(e) }
         return .object(o)
     }

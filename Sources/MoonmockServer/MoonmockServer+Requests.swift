@@ -20,7 +20,7 @@ extension MoonmockServer {
         if AdminAPI.owns(request.path) {
             let response = admin.handle(request, server: self)
             // Reads of the admin API (the dashboard's own traffic) stay out of the log; changes show.
-            if request.method != "GET" && request.method != "HEAD" { log(request, status: response.status, rule: "admin", delay: 0) }
+            if request.method != "GET" && request.method != "HEAD", response.fault == nil { log(request, status: response.status, rule: "admin", delay: 0) }
             return act(response, 0)
         }
         let exchange = engine.handle(request)
@@ -36,6 +36,7 @@ extension MoonmockServer {
     /// The log line of an engine answer: its status, `fault`, or `proxy`.
     private func log(_ exchange: Exchange) {
         let r = exchange.response
+        if case .suspended? = r.fault { return }   // logged when the handler answers (EventLoop+Waiting)
         log(exchange.request, status: r.fault == nil ? r.status : (r.proxy != nil ? -1 : 0), rule: exchange.ruleID, delay: exchange.delayMilliseconds)
         if let verdict = exchange.contract, !verdict.isClean { logContract(exchange.request, verdict) }
     }

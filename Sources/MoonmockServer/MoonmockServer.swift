@@ -1,5 +1,6 @@
 import Foundation
 import MoonmockCore
+import MoonmockProxy
 import MoonmockScript
 
 /// The socket transport: an HTTP/1.1 server that runs every request through the same
@@ -75,6 +76,8 @@ public final class MoonmockServer: @unchecked Sendable {
         self.corsFlagPolicy = configuration.cors
         self.corsFlag = configuration.cors != nil
         self.storeWorkers = engine.store == nil ? nil : StoreWorkers(threads: configuration.storeWorkers)
+        // Webhooks and mock.after work go through libcurl's multi interface, as mock.fetch does.
+        if engine.outbox.client == nil { engine.outbox.client = CurlOutbound.shared }
         self.admin = AdminAPI(engine: engine, token: configuration.adminToken,
                               hosts: Set((["localhost", "127.0.0.1", "::1", configuration.host] + configuration.adminHosts).map { $0.lowercased() }),
                               rulesSlot: RuntimeRulesSlot(runtimeRules) { try RuntimeRules(engine: engine, origin: "admin API") })

@@ -87,6 +87,24 @@ enum Request {
             if waitForDelay { usleep(useconds_t(min(exchange.delayMilliseconds, 3_600_000) * 1000)) }
         }
         var response = exchange.response
+        if case .suspended(let suspension)? = response.fault {
+            // A handler that waits: driven here (its calls through libcurl), then its webhooks sent.
+            let answered = DispatchSemaphore(value: 0)
+            let result = Locked<MockResponse?>(nil)
+            _ = engine.drive(suspension, client: CurlOutbound.shared, hop: { DispatchQueue.global().async(execute: $0) }) { final, _ in
+                result.withLock { $0 = final }
+                answered.signal()
+            }
+            answered.wait()
+            response = result.withLock { $0 } ?? response
+        }
+        if engine.outbox.isHolding {
+            engine.outbox.client = CurlOutbound.shared
+            engine.outbox.release(exchange.request.id)
+            let idle = DispatchSemaphore(value: 0)
+            engine.outbox.whenIdle(timeout: 30) { _ in idle.signal() }
+            idle.wait()
+        }
         if let target = response.proxy {
             // mock.proxy: forwarded here too, as the in-process door forwards it.
             MoonmockCLI.printError("* mock.proxy: forwarded to \(target.url(for: exchange.request))")
@@ -98,7 +116,7 @@ enum Request {
         case .malformedChunk?: MoonmockCLI.printError("* fault: malformed_chunk (invalid chunked encoding)"); return 56
         case .timeout?: MoonmockCLI.printError("* fault: timeout (the server never answers)"); return 28
         case .dribble(let bps)?: MoonmockCLI.printError("* fault: dribble (body sent at \(bps) bytes/s)")
-        case .forward?: break   // forwarded above
+        case .forward?, .suspended?: break   // forwarded or driven above
         case .websocket?:
             MoonmockCLI.printError("* a WebSocket route: moonmock serve upgrades such requests; a plain request gets this 426")
         case .stream(let plan)?:

@@ -22,6 +22,7 @@ enum Serve {
         var journal = 1000
         var journalBody = 64 * 1024
         var stateLimit = 64 << 20
+        var handlerTimeout = 30_000
         var store: String?, storeTimeout = 1.0, replica: String?, storeWorkers = ServerConfiguration().storeWorkers
         let cores = ServerConfiguration().threads
         // Automatic VMs leave a core to the client: a mock server shares its machine with the
@@ -85,6 +86,10 @@ enum Serve {
                     let v = try args.value(arg)
                     guard let n = Int(v), n >= 0 else { throw UsageError("--max-body must be a number of bytes, got '\(v)'") }
                     configuration.maxBodyBytes = n
+                case "--handler-timeout":
+                    let v = try args.value(arg)
+                    guard let n = Int(v), n > 0 else { throw UsageError("--handler-timeout must be a number of milliseconds, got '\(v)'") }
+                    handlerTimeout = n
                 case "--max-pending-output":
                     let v = try args.value(arg)
                     guard let n = Int(v), n > 0 else { throw UsageError("--max-pending-output must be a number of bytes, got '\(v)'") }
@@ -204,6 +209,7 @@ enum Serve {
         }
         let engine = Engine(environment: seed.map { MockEnvironment.system.seeded($0) } ?? .system, journalCapacity: journal, state: StateStore(limitBytes: stateLimit, feed: feed, backend: shared), feed: feed,
                             store: shared)
+        engine.handlerTimeoutMilliseconds.store(handlerTimeout, ordering: .relaxed)
         engine.journal.responseBodyLimit = journalBody
         if !specs.isEmpty {
             do {

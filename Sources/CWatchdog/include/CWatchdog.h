@@ -35,6 +35,10 @@ void mm_watch_unregister(mm_watch_slot *slot);
 /// Marks the start of a call with a budget of `budget` instructions on this thread.
 void mm_watch_begin(mm_watch_slot *slot, int budget);
 
+/// Names the state the next calls in `slot` arm (a coroutine the call resumes; the slot's
+/// own state again afterwards). Only the thread that uses the slot calls this.
+void mm_watch_target(mm_watch_slot *slot, void *state);
+
 /// Marks the end of the call. The call's budget may have been armed (even just after the call
 /// ended): the caller disarms it afterwards.
 void mm_watch_end(mm_watch_slot *slot);

@@ -45,6 +45,8 @@ final class Connection {
     var closeWhenFlushed = false
     /// A request is in progress (counted in the server's requests in flight).
     var active = false
+    /// A handler this connection's request waits for (cancelled if the client leaves).
+    var waiting: WaitHandle?
     var closed = false
     var readPaused = false
     /// The client has shut down its sending side.

@@ -33,6 +33,9 @@ extension EventLoop {
             closeConnection(c)
         case .emptyResponse?:
             closeConnection(c)
+        case .suspended(let s)?:
+            // Driven where the request is read (EventLoop+Waiting); an answer of its own would be a bug.
+            send(c, .json(.object(["error": .string("\(s) was not driven")]), status: 500), head: head, http10: http10)
         case .forward(let target)?:
             // Forwarded where the request is read (EventLoop+Proxy); an answer of its own would be a bug.
             send(c, .json(.object(["error": .string("mock.proxy: \(target.base) was not forwarded")]), status: 502), head: head, http10: http10)

@@ -25,6 +25,8 @@ extension EventLoop {
         // The worker holds the server: it outlives a stop that did not wait for this answer.
         workers.submit { [self, server] in
             let (response, delay) = server.answer(request) { ($0, $1) }
+            var request = request
+            if server.engine.outbox.isHolding { request.id = server.engine.lastRequestIDOnThisThread }   // its webhooks go by it
             commands.withLock { commands in
                 guard !commands.closed else { return }   // the loop has ended: nobody to answer
                 park(ParkedAnswer(fd: fd, serial: serial, request: request, response: response, delay: delay, head: head, http10: http10),
@@ -44,7 +46,9 @@ extension EventLoop {
     func completeParked(_ answer: ParkedAnswer) {
         guard answer.fd >= 0, Int(answer.fd) < connections.count, let c = connections[Int(answer.fd)], c.serial == answer.serial,
               case .proxying = c.state else { return }
+        c.waiting = nil
         act(c, answer.request, answer.response, answer.delay, head: answer.head, http10: answer.http10)
+        if answer.request.id != 0, serverRef._withUnsafeGuaranteedRef({ $0.engine.outbox.isHolding }) { answeredWithHeldWork.append(answer.request.id) }
         // Requests the client sent behind this one (pipelined) wait in the input: on to them.
         if !c.closed, c.isReading { resume(c) }
         flushCorked()

@@ -270,6 +270,8 @@ extension EventLoop {
                 return true
             }
             server.answer(request) { response, delay in act(c, request, response, delay, head: isHead, http10: http10) }
+            // Webhooks and mock.after work of this request go once its answer is written.
+            if server.engine.outbox.isHolding { answeredWithHeldWork.append(server.engine.lastRequestIDOnThisThread) }
             return false
         }
         // Kept for the next request, unless its body is large (or another thread has it).
@@ -280,6 +282,8 @@ extension EventLoop {
     func act(_ c: Connection, _ request: MockRequest, _ response: MockResponse, _ delay: Double, head isHead: Bool, http10: Bool) {
         if let proxy = response.proxy {
             forward(c, request, to: proxy, delay: delay, head: isHead, http10: http10)
+        } else if case .suspended(let suspension)? = response.fault {
+            wait(c, request, suspension, head: isHead, http10: http10)
         } else if case .websocket(let route)? = response.fault {
             upgrade(c, request, route, response, http10: http10)
         } else if delay > 0 {

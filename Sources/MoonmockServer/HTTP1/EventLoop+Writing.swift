@@ -155,6 +155,10 @@ extension EventLoop {
         c.closed = true
         if case .streaming(let cursor, _, _) = c.state { endStream(cursor, "client left") }
         if case .websocket(let ws) = c.state { socketEnded(ws, code: 1006, reason: "", how: "connection lost") }
+        if let waiting = c.waiting {
+            c.waiting = nil
+            waiting.cancel()   // the client left: its handler's wait ends, and the handler with it
+        }
         if c.active {
             c.active = false
             inFlight.subtract(1, ordering: .relaxed)

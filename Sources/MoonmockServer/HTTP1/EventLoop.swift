@@ -58,6 +58,8 @@ final class EventLoop: @unchecked Sendable {
         var answers: [ParkedAnswer] = []
         /// WebSockets with messages to send from other threads: (fd, serial).
         var websockets: [(Int32, UInt64)] = []
+        /// Handlers to resume on this loop (their wait is over).
+        var work: [@Sendable () -> Void] = []
     }
     let commands = Locked(Commands())
     let finished = DispatchSemaphore(value: 0)
@@ -67,6 +69,9 @@ final class EventLoop: @unchecked Sendable {
     var timers = TimerHeap()
     var nextSerial: UInt64 = 0
     var stopping = false
+    /// Requests answered this turn whose handlers left webhooks or `mock.after` work: released
+    /// once the turn's answers are written.
+    var answeredWithHeldWork: [Int] = []
     let clock: HTTPDate
     /// When the current turn of the loop began (monotonic nanoseconds).
     var turnStarted: UInt64 = 0
@@ -200,6 +205,7 @@ final class EventLoop: @unchecked Sendable {
             now = after
             fireTimers(after)
             flushCorked()
+            if !answeredWithHeldWork.isEmpty { releaseHeldWork() }
             if after - lastSweep >= sweepInterval {
                 lastSweep = after
                 sweep(after)
@@ -212,9 +218,10 @@ final class EventLoop: @unchecked Sendable {
     func handleCommands() -> Bool {
         poller.drainWake()
         let pending = commands.withLock { c in
-            defer { c.stopAccepting = false; c.answers = []; c.websockets = [] }
+            defer { c.stopAccepting = false; c.answers = []; c.websockets = []; c.work = [] }
             return c
         }
+        pending.work.forEach { $0() }
         pending.answers.forEach(completeParked)
         for (fd, serial) in pending.websockets {
             if Int(fd) < connections.count, let c = connections[Int(fd)], c.serial == serial, case .websocket(let ws) = c.state { flushSocket(c, ws) }

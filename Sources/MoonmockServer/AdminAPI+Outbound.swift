@@ -1,0 +1,78 @@
+import Foundation
+import MoonmockCore
+
+/// Outbound calls over the admin API: `POST /__moonmock/webhooks/flush` waits (without holding
+/// the loop) until no webhook or `mock.after` work is pending, and `POST /__moonmock/verify`
+/// with `{"outbound": {...}}` counts the calls handlers made.
+extension AdminAPI {
+    /// `?timeout_ms=N` (default 10000): `200 {"pending": 0, "sent": n, "failed": m}` once idle,
+    /// else `504` with what is still pending.
+    func flushWebhooks(_ request: MockRequest) -> MockResponse {
+        var limit = 10_000.0
+        if let given = request.query("timeout_ms") {
+            guard let ms = Double(given), ms >= 0, ms.isFinite else { return Self.error("webhooks/flush: timeout_ms must be milliseconds, got '\(given)'", 400) }
+            limit = ms
+        }
+        let timeout = limit
+        let outbox = engine.outbox
+        let left = Locked(0)
+        let context = RequestContext.probe(request: request, params: [:], engine: engine)
+        let wait = Suspension.Wait.task(what: "the pending webhooks") { done in
+            outbox.whenIdle(timeout: timeout / 1000) { pending in
+                left.withLock { $0 = pending }
+                done(.slept)
+            }
+            return {}
+        }
+        let suspension = Suspension(wait: wait, context: context, keep: [], resume: { _ in
+            let (pending, sent, failed) = outbox.counts
+            let body = JSONValue.object(["pending": .integer(Int64(pending)), "sent": .integer(Int64(sent)), "failed": .integer(Int64(failed))])
+            guard left.withLock({ $0 }) == 0 else {
+                return (.json(.object(["error": .string("\(pending) webhook(s) or mock.after function(s) still pending after \(Int(timeout)) ms"),
+                                       "pending": .integer(Int64(pending)), "sent": .integer(Int64(sent)), "failed": .integer(Int64(failed))]),
+                              status: 504), nil)
+            }
+            return (.json(body), nil)
+        }, drop: {})
+        return .fault(.suspended(suspension))
+    }
+
+    /// `{"outbound": {"url": U, "method": M, "kind": K, "path": P}, "times" | "at_least" | "at_most": n}`.
+    func verifyOutbound(_ o: [String: JSONValue]) -> MockResponse {
+        guard case .object(let spec)? = o["outbound"] else { return Self.error(#"verify: "outbound" must be an object such as {"url": "http://…", "method": "POST"}"#, 400) }
+        let known = ["url", "method", "kind", "path"]
+        if let unknown = spec.keys.sorted().first(where: { !known.contains($0) }) {
+            return Self.error("verify: unknown outbound field '\(unknown)'; fields: \(known.joined(separator: ", "))", 400)
+        }
+        if let other = o.keys.sorted().first(where: { !["outbound", "times", "at_least", "at_most"].contains($0) }) {
+            return Self.error("verify: '\(other)' does not go with outbound (use times, at_least or at_most)", 400)
+        }
+        let counts = ["times", "at_least", "at_most"].filter { o[$0] != nil }
+        guard counts.count <= 1 else { return Self.error("verify: give one of times, at_least, at_most", 400) }
+        var expected = Verification.Expected.atLeast(1)
+        if let key = counts.first {
+            guard case .integer(let n)? = o[key], n >= 0 else { return Self.error("verify: \(key) must be an integer, 0 or more", 400) }
+            expected = key == "times" ? .exactly(Int(n)) : key == "at_least" ? .atLeast(Int(n)) : .atMost(Int(n))
+        }
+        let url = spec["url"]?.stringValue, method = spec["method"]?.stringValue?.uppercased(), kind = spec["kind"]?.stringValue
+        let path = spec["path"]?.stringValue
+        let calls = engine.journal.outboundCalls()
+        let matching = calls.filter { call in
+            (url == nil || call.url == url) && (method == nil || call.method == method) && (kind == nil || call.kind == kind)
+                && (path == nil || URLComponents(string: call.url)?.path == path)
+        }
+        let label = [method, url ?? path].compactMap { $0 }.joined(separator: " ")
+        let ok: Bool
+        switch expected {
+        case .exactly(let n): ok = matching.count == n
+        case .atLeast(let n): ok = matching.count >= n
+        case .atMost(let n): ok = matching.count <= n
+        }
+        if ok { return .json(.object(["ok": .bool(true), "count": .integer(Int64(matching.count))])) }
+        return .json(.object([
+            "ok": .bool(false), "count": .integer(Int64(matching.count)), "expected": .string(expected.description),
+            "message": .string("expected outbound \(label.isEmpty ? "calls" : label) \(expected.description) time(s), got \(matching.count)"),
+            "calls": .array(calls.suffix(20).map(\.json)),
+        ]), status: 422)
+    }
+}

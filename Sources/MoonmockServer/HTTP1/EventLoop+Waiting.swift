@@ -1,0 +1,41 @@
+import Foundation
+import MoonmockCore
+import MoonmockProxy
+
+/// Handlers that wait (`mock.fetch`, `mock.sleep`, `mock.proxy` with a `transform`): the
+/// connection is parked, the loop serves the others, and the handler is resumed on this loop
+/// when its wait is over. Its answer comes back through the command queue like a proxied one.
+extension EventLoop {
+    func wait(_ c: Connection, _ request: MockRequest, _ suspension: Suspension, head: Bool, http10: Bool) {
+        c.state = .proxying
+        let fd = c.fd, serial = c.serial
+        let server = serverRef.takeUnretainedValue()
+        let engine = server.engine
+        c.waiting = engine.drive(suspension, client: CurlOutbound.shared, hop: { [self] work in
+            commands.withLock { commands in
+                guard !commands.closed else { return }   // the loop has ended: the handler is let go with it
+                commands.work.append(work)
+                if commands.work.count == 1 { poke(commands) }
+            }
+        }) { [self, server] response, delay in
+            var response = response
+            if let cors = server.corsFlag || engine.declaresCORS ? server.cors(for: request) : nil { cors.decorate(&response, for: request) }
+            server.log(request, status: response.fault == nil ? response.status : 0, rule: suspension.context.rule?.id ?? (AdminAPI.owns(request.path) ? "admin" : nil), delay: delay)
+            commands.withLock { commands in
+                guard !commands.closed else { return }
+                park(ParkedAnswer(fd: fd, serial: serial, request: suspension.context.request, response: response, delay: delay, head: head, http10: http10),
+                     in: &commands)
+            }
+        }
+    }
+}
+
+extension EventLoop {
+    /// The answers of this turn are written: their requests' webhooks and later work start.
+    @inline(never)
+    func releaseHeldWork() {
+        let outbox = serverRef._withUnsafeGuaranteedRef { $0.engine.outbox }
+        for id in answeredWithHeldWork { outbox.release(id) }
+        answeredWithHeldWork.removeAll(keepingCapacity: true)
+    }
+}

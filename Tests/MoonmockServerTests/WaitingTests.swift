@@ -1,0 +1,222 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import MoonmockCore
+import MoonmockScript
+import MoonmockServer
+import Testing
+
+/// A listener that accepts one connection, reads its request, then waits for the client to
+/// close it: `closed` tells whether (and how soon) it did. An upstream that never answers.
+final class SilentUpstream: @unchecked Sendable {
+    let port: Int
+    private let fd: Int32
+    let accepted = DispatchSemaphore(value: 0)
+    let closed = DispatchSemaphore(value: 0)
+
+    init() {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        listen(listener, 8)
+        var bound = sockaddr_in(), length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        fd = listener
+        port = Int(UInt16(bigEndian: bound.sin_port))
+        Thread { [accepted, closed] in
+            let client = accept(listener, nil, nil)
+            if client < 0 { return }
+            accepted.signal()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while read(client, &buffer, buffer.count) > 0 {}
+            closed.signal()
+            close(client)
+        }.start()
+    }
+
+    deinit { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
+}
+
+@Suite("Handlers that wait, on the server")
+struct WaitingTests {
+    @Test("mock.fetch: JSON, text and binary answers, headers, a POST with json, an unreachable host and a timeout")
+    func fetch() async throws {
+        let upstream = try startServer(upstreamScript)
+        defer { upstream.stop() }
+        let base = "http://127.0.0.1:\(upstream.port)"
+        let server = try startServer("""
+        mock.get("/json", function(req)
+          local res = mock.fetch("\(base)/echo/x?q=7", { method = "POST", json = { a = 1 }, headers = { ["X-Added"] = "h" } })
+          return { status = res.status, q = res.json.q, method = res.json.method, body = res.json.body, added = res.json.added,
+                   type = res.headers["content-type"] }
+        end)
+        mock.get("/text", function(req)
+          local res = mock.fetch("\(base)/text")
+          return mock.text(res.body .. "|" .. res.headers["x-up"], { status = res.status })
+        end)
+        mock.get("/bin", function(req)
+          local res = mock.fetch("\(base)/bin")
+          return { n = #res.body, last = res.body:byte(4), json = res.json == nil }
+        end)
+        mock.get("/down", function(req)
+          local res, err = mock.fetch("http://127.0.0.1:1/", { timeout = 2000 })
+          return { res = res == nil, err = err }
+        end)
+        mock.get("/slow", function(req)
+          local res, err = mock.fetch("\(base)/slow", { timeout = 300 })
+          return { res = res == nil, err = err }
+        end)
+        """)
+        defer { server.stop() }
+        let json = try JSONValue(parsing: Array(try await server.fetch("/json").body.utf8))
+        #expect(json["status"] == .integer(200) && json["q"] == .string("7") && json["method"] == .string("POST"))
+        #expect(json["body"] == .string(#"{"a":1}"#) && json["added"] == .string("h"))
+        #expect(json["type"]?.stringValue?.hasPrefix("application/json") == true)
+        let text = try await server.fetch("/text")
+        #expect(text.body == "plain text|yes" && text.status == 200)
+        let bin = try JSONValue(parsing: Array(try await server.fetch("/bin").body.utf8))
+        #expect(bin["n"] == .integer(4) && bin["last"] == .integer(255) && bin["json"] == .bool(true))
+        let down = try JSONValue(parsing: Array(try await server.fetch("/down").body.utf8))
+        #expect(down["res"] == .bool(true) && down["err"]?.stringValue?.contains("onnect") == true)
+        let started = Date()
+        let slow = try JSONValue(parsing: Array(try await server.fetch("/slow").body.utf8))
+        #expect(slow["res"] == .bool(true) && slow["err"]?.stringValue?.lowercased().contains("time") == true)
+        #expect(Date().timeIntervalSince(started) < 1.9 * timeScale)   // the upstream's 2 s were not waited out
+
+        // The journal has each outbound call, with its status or error.
+        let entries = server.engine.journal.entries()
+        let calls = entries.first { $0.path == "/json" }?.outbound ?? []
+        #expect(calls.count == 1 && calls.first?.status == 200 && calls.first?.method == "POST" && calls.first?.kind == "fetch")
+        #expect(entries.first { $0.path == "/down" }?.outbound.first?.error != nil)
+    }
+
+    @Test("mock.fetch over TLS: a local CA given with ca = trusts it; without it the check fails; insecure skips it")
+    func tls() async throws {
+        let upstream = try startServer(upstreamScript, scheme: .https)
+        defer { upstream.stop() }
+        let base = "https://127.0.0.1:\(upstream.port)"
+        let ca = testCertificate.authorityFile.path
+        let server = try startServer("""
+        local function try(opts)
+          local res, err = mock.fetch("\(base)/text", opts)
+          return res and res.body or ("error: " .. err)
+        end
+        mock.get("/ca", function() return try({ ca = "\(ca)" }) end)
+        mock.get("/plain", function() return try({}) end)
+        mock.get("/insecure", function() return try({ insecure = true }) end)
+        """)
+        defer { server.stop() }
+        #expect(try await server.fetch("/ca").body == "plain text")
+        let plain = try await server.fetch("/plain").body
+        #expect(plain.hasPrefix("error: ") && plain.lowercased().contains("certificate"))
+        #expect(try await server.fetch("/insecure").body == "plain text")
+    }
+
+    @Test("mock.proxy with a transform edits the upstream's status, fields and JSON; an upstream that is away is a 502")
+    func transform() async throws {
+        let upstream = try startServer(upstreamScript)
+        defer { upstream.stop() }
+        let server = try startServer("""
+        mock.any("/echo/*rest", mock.proxy("http://127.0.0.1:\(upstream.port)", { transform = function(res, req)
+          res.status = 201
+          res.headers["X-Patched"] = req.params.rest
+          res.json.patched = true
+          return res
+        end }))
+        mock.get("/text", mock.proxy("http://127.0.0.1:\(upstream.port)", { transform = function(res)
+          res.body = res.body:upper()
+        end }))
+        mock.get("/away", mock.proxy("http://127.0.0.1:1", { transform = function(res) return res end }))
+        """)
+        defer { server.stop() }
+        let echo = try await server.fetch("/echo/a/b?q=2", method: "PUT", body: "hi")
+        #expect(echo.status == 201 && echo.response.value(forHTTPHeaderField: "X-Patched") == "a/b")
+        let json = try JSONValue(parsing: Array(echo.body.utf8))
+        #expect(json["patched"] == .bool(true) && json["q"] == .string("2") && json["method"] == .string("PUT") && json["body"] == .string("hi"))
+        let text = try await server.fetch("/text")
+        #expect(text.body == "PLAIN TEXT" && text.response.value(forHTTPHeaderField: "X-Up") == "yes")
+        let away = try await server.fetch("/away")
+        #expect(away.status == 502 && away.body.contains("did not answer"))
+        #expect(server.engine.journal.entries().first { $0.path == "/text" }?.outbound.first?.kind == "proxy")
+    }
+
+    @Test("1,000 handlers each waiting 200 ms on mock.sleep are answered by one worker in well under 2 s")
+    func manySleepers() async throws {
+        MoonmockServer.raiseDescriptorLimit()
+        let server = try startServer(#"mock.get("/nap", function() mock.sleep(200); return "rested" end)"#) { $0.threads = 1 }
+        defer { server.stop() }
+        let started = Date()
+        let statuses = await onThread { RawHTTP.parallel(server, "GET /nap HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", count: 1000, timeout: 10) }
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(statuses.count == 1000 && statuses.allSatisfy { $0 == 200 })
+        #expect(elapsed >= 0.2 && elapsed < 1.5 * timeScale, "took \(elapsed) s")
+    }
+
+    @Test("--handler-timeout: a handler still waiting gets a 504 naming what it waited for")
+    func handlerTimeout() async throws {
+        let server = try startServer(#"mock.get("/long", function() mock.sleep(5000); return "late" end)"#)
+        defer { server.stop() }
+        server.engine.handlerTimeoutMilliseconds.store(300, ordering: .relaxed)
+        let started = Date()
+        let answer = try await server.fetch("/long")
+        #expect(answer.status == 504 && answer.body.contains("mock.sleep(5000 ms)") && answer.body.contains("--handler-timeout (300 ms)"))
+        #expect(Date().timeIntervalSince(started) < 2 * timeScale)
+        #expect(server.engine.journal.entries().last?.status == 504)
+    }
+
+    @Test("a client that leaves mid-fetch cancels the handler's call (the upstream sees it close); the server serves on")
+    func clientLeaves() async throws {
+        let upstream = SilentUpstream()
+        let server = try startServer("""
+        mock.get("/hang", function() local res, err = mock.fetch("http://127.0.0.1:\(upstream.port)/", { timeout = 20000 }); return "never" end)
+        mock.get("/ok", "ok")
+        """)
+        defer { server.stop() }
+        let fd = RawHTTP.connect(server.port)
+        #expect(fd >= 0)
+        _ = "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n".withCString { write(fd, $0, strlen($0)) }
+        #expect(await onThread { upstream.accepted.wait(timeout: .now() + 5) == .success })
+        close(fd)
+        #expect(await onThread { upstream.closed.wait(timeout: .now() + 5 * timeScale) == .success })
+        #expect(try await server.fetch("/ok").body == "ok")
+        try await Task.sleep(for: .milliseconds(100))
+        let entry = server.engine.journal.entries().first { $0.path == "/hang" }
+        #expect(entry?.error?.contains("client left") == true)
+    }
+
+    @Test("a reload while handlers wait: they finish on their generation, new requests get the new one")
+    func reloadWhileWaiting() async throws {
+        let server = try startServer(#"local v = "v1"; mock.get("/v", function() mock.sleep(400); return v end)"#)
+        defer { server.stop() }
+        async let waiting = server.fetch("/v")
+        try await Task.sleep(for: .milliseconds(150))
+        try server.engine.loadScript(source: #"local v = "v2"; mock.get("/v", function() return v end)"#)
+        #expect(try await server.fetch("/v").body == "v2")
+        #expect(try await waiting.body == "v1")
+    }
+
+    @Test("mock.sleep outside a handler, and a handler's own coroutine.yield, are errors that say where waiting works")
+    func misuse() async throws {
+        let server = try startServer("""
+        mock.get("/co", function() local co = coroutine.wrap(function() mock.sleep(1) end); co(); return "x" end)
+        mock.get("/yield", function() coroutine.yield(); return "x" end)
+        mock.route { method = "GET", path = "/when", when = function() mock.sleep(1); return true end, respond = "x" }
+        """)
+        defer { server.stop() }
+        let co = try await server.fetch("/co")
+        #expect(co.status == 500 && co.body.contains("not inside a coroutine the handler made"))
+        let yield = try await server.fetch("/yield")
+        #expect(yield.status == 500 && yield.body.contains("yielded without waiting"))
+        let when = try await server.fetch("/when")
+        #expect(when.status == 404 && when.body.contains("waits only in handlers"))
+        #expect(throws: (any Error).self) { try Engine().loadScript(source: "mock.sleep(10)") }
+    }
+}
