@@ -37,18 +37,32 @@ public struct SessionOutbound: OutboundClient {
         }
         URLProtocol.setProperty(true, forKey: MoonmockURLProtocol.passThroughKey, in: marked)
         let session = request.insecure ? MoonmockURLProtocol.insecureSession : MoonmockURLProtocol.upstreamSession
-        let task = session.dataTask(with: marked as URLRequest) { data, response, error in
-            if let error { return completion(.failure(OutboundFailure(error.localizedDescription))) }
-            guard let http = response as? HTTPURLResponse else { return completion(.failure(OutboundFailure("no HTTP answer"))) }
-            var headers = HTTPHeaders()
-            for (name, value) in http.allHeaderFields {
-                if let name = name as? String, let value = value as? String { headers.add(name, value) }
+        let upstream = Unchecked(marked as URLRequest)
+        let task = Locked<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
+        // Made and started off the caller's thread: it may be URLSession's work queue, which
+        // making a task on any session enters synchronously again (a deadlock on Linux).
+        DispatchQueue.global().async {
+            let made = session.dataTask(with: upstream.value) { data, response, error in
+                if let error { return completion(.failure(OutboundFailure(error.localizedDescription))) }
+                guard let http = response as? HTTPURLResponse else { return completion(.failure(OutboundFailure("no HTTP answer"))) }
+                var headers = HTTPHeaders()
+                for (name, value) in http.allHeaderFields {
+                    if let name = name as? String, let value = value as? String { headers.add(name, value) }
+                }
+                completion(.success(OutboundResponse(status: http.statusCode, headers: headers, body: data.map { [UInt8]($0) } ?? [])))
             }
-            completion(.success(OutboundResponse(status: http.statusCode, headers: headers, body: data.map { [UInt8]($0) } ?? [])))
+            let start = task.withLock { t -> Bool in
+                t.task = made
+                return !t.cancelled
+            }
+            if start { made.resume() }
         }
-        let box = Unchecked(task)
-        // Not from the caller's thread: it may be URLSession's work queue (see passThrough).
-        DispatchQueue.global().async { box.value.resume() }
-        return { box.value.cancel() }
+        return {
+            let made = task.withLock { t -> URLSessionDataTask? in
+                t.cancelled = true
+                return t.task
+            }
+            made?.cancel()
+        }
     }
 }

@@ -1,7 +1,7 @@
 /// `types/moonmock.lua`, the LuaLS annotations `moonmock types` and `init` write; the repository's
 /// copy is this text (a test compares them): edit here, then `moonmock types --write .` at the root.
 enum LuaTypes {
-    static let source = mainSource.replacingOccurrences(of: "--@data\n", with: dataSource)
+    static let source = mainSource.replacingOccurrences(of: "--@data\n", with: dataSource + waitingSource)
     static let mainSource = #"""
 ---@meta moonmock
 -- LuaLS definitions for Moonmock's `mock` API and the request table `req`.
@@ -266,12 +266,6 @@ function mock.variants(variants) end
 ---@param opts? mock.ProxyOptions
 ---@return mock.Built
 function mock.proxy(base_url, opts) end
-
----@class mock.ProxyOptions
----@field headers? table<string, string|false>  request fields to set (false removes one)
----@field timeout? number            milliseconds (default 30000); then a 502
----@field insecure? boolean          do not verify the upstream's TLS certificate
----@field delay? mock.Delay
 
 ---Server-Sent Events: `text/event-stream`, sent event by event (`interval` ms apart unless an
 ---event gives its own `delay`), ended after the last unless `close = false`. A client sending

@@ -97,6 +97,8 @@ struct CLITests {
                              that does into a 500)
       --seed N               seed mock.fake, mock.schema, chaos and math.random: the
                              same requests get the same data and failures (default 0)
+      --handler-timeout MS   the longest a handler may wait in all (mock.fetch, mock.sleep)
+                             before its request gets 504 naming the wait (default 30000)
       --max-body BYTES       larger request bodies get 413 (default 16777216); also the
                              largest WebSocket message, inflated
       --ws-deflate on|off    WebSocket permessage-deflate, when the client offers it

@@ -87,6 +87,8 @@ export class Client {
   /** Rejects with `node:assert`'s `AssertionError` listing each violation of a spec. */
   assertContractClean(): Promise<void>;
   /** Chaos from the next request: a script profile's name, or settings. */
+  verifyOutbound(url: string | null, options?: { method?: string; path?: string; kind?: "fetch" | "webhook" | "proxy"; times?: number; atLeast?: number; atMost?: number }): Promise<number>;
+  flushWebhooks(options?: { timeoutMs?: number }): Promise<{ pending: number; sent: number; failed: number }>;
   chaos(profileOrSettings: string | ChaosSettings, options?: { durationMs?: number }): Promise<ChaosStatus>;
   stopChaos(): Promise<ChaosStatus>;
   chaosStatus(): Promise<ChaosStatus>;

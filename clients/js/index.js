@@ -118,6 +118,37 @@ export class Client {
   }
 
   /**
+   * Asserts how often handlers called out (`mock.fetch`, webhooks, `mock.proxy` with a
+   * transform): by exact `url` or by `path`, with `method` and `kind`. Resolves to the count;
+   * rejects with an `AssertionError` listing the calls made.
+   */
+  async verifyOutbound(url, { method, path, kind, times, atLeast, atMost } = {}) {
+    const outbound = {};
+    if (url != null) outbound.url = url;
+    if (method !== undefined) outbound.method = method;
+    if (path !== undefined) outbound.path = path;
+    if (kind !== undefined) outbound.kind = kind;
+    const query = { outbound };
+    if (times !== undefined) query.times = times;
+    if (atLeast !== undefined) query.at_least = atLeast;
+    if (atMost !== undefined) query.at_most = atMost;
+    const { status, body } = await this._request("POST", "/__moonmock/verify", query);
+    if (status === 200) return Number(body.count);
+    if (status !== 422) throw this._error(status, body);
+    const lines = [body.message || "verification failed"];
+    for (const call of (body.calls || []).slice(-10)) lines.push(`  made: ${call.kind} ${call.method} ${call.url} -> ${call.status ?? call.error}`);
+    throw new AssertionError({ message: lines.join("\n"), actual: body.count, expected: body.expected, operator: "verifyOutbound" });
+  }
+
+  /**
+   * Waits until every webhook and `mock.after` function the handlers started is done:
+   * `{ pending: 0, sent, failed }`; rejects (504) when some are still pending after `timeoutMs`.
+   */
+  async flushWebhooks({ timeoutMs = 10000 } = {}) {
+    return this._call("POST", `/__moonmock/webhooks/flush?timeout_ms=${Math.round(timeoutMs)}`, {});
+  }
+
+  /**
    * Switches chaos on from the next request: a profile the script named (`mock.chaos_profile`),
    * or settings (`{ error_rate: 0.1, status: 503 }`, `latency`, `fault`, `fault_rate`,
    * `rate_limit`, `path`, `host`); `{ durationMs }` ends it on its own. Resolves to what is on now.

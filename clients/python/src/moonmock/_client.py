@@ -197,6 +197,35 @@ class Client:
             lines.append(f"  counted: {entry['method']} {entry['url']} -> {entry['status']}")
         raise AssertionError("\n".join(lines))
 
+    # -- outbound calls (mock.fetch, webhooks)
+
+    def verify_outbound(self, url: Optional[str] = None, *, method: Optional[str] = None, path: Optional[str] = None,
+                        kind: Optional[str] = None, times: Optional[int] = None, at_least: Optional[int] = None,
+                        at_most: Optional[int] = None) -> int:
+        """Asserts how often handlers called out: by exact ``url`` or by ``path``, with ``method``
+        and ``kind`` (``"fetch"``, ``"webhook"``, ``"proxy"``). Raises ``AssertionError`` listing
+        the calls made; returns the count."""
+        outbound: Dict[str, JSON] = {k: v for k, v in (("url", url), ("method", method), ("path", path), ("kind", kind)) if v is not None}
+        query: Dict[str, JSON] = {"outbound": outbound}
+        for key, value in (("times", times), ("at_least", at_least), ("at_most", at_most)):
+            if value is not None:
+                query[key] = value
+        status, answer = self._request("POST", "/__moonmock/verify", query)
+        if status == 200:
+            return int(answer["count"])
+        if status != 422:
+            raise self._error(status, answer)
+        lines = [answer.get("message", "verification failed")]
+        for call in answer.get("calls", [])[-10:]:
+            lines.append(f"  made: {call['kind']} {call['method']} {call['url']} -> {call.get('status') or call.get('error')}")
+        raise AssertionError("\n".join(lines))
+
+    def flush_webhooks(self, timeout_ms: float = 10000) -> Dict[str, JSON]:
+        """Waits until every webhook and ``mock.after`` function the handlers started is done
+        (``{"pending": 0, "sent": n, "failed": m}``); raises ``MoonmockError`` (504) when some are
+        still pending after ``timeout_ms``."""
+        return self._call("POST", "/__moonmock/webhooks/flush?timeout_ms=" + str(int(timeout_ms)), {})
+
     # -- chaos and resources
 
     def chaos(self, profile: Union[None, str, Mapping[str, JSON]] = None, *, duration_ms: Optional[float] = None,
