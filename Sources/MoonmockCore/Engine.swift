@@ -67,7 +67,7 @@ public final class Engine: Sendable {
         self.store = store
         self.nextID = AtomicInt(store?.firstRequestID ?? 1)
         self.journal = Journal(capacity: journalCapacity, sink: store?.journalSink)
-        outbox.attach(journal)
+        outbox.attach(journal, feed)
         self.state = state ?? StateStore(clock: environment.now, feed: feed, backend: store)
         store?.onOtherReplicasEntries(wanted: { feed.isWatched }) { feed.publish(.otherReplicas(.init($0))) }
     }

@@ -38,7 +38,7 @@ public final class Outbox: Sendable {
     /// Whether any request holds work: one relaxed load for a door to ask after every answer.
     private let holding = AtomicInt(0)
     /// Where webhook outcomes are written (the engine's journal).
-    private let journalRef = Locked<Journal?>(nil)
+    private let journalRef = Locked<(journal: Journal, feed: EventFeed)?>(nil)
 
     public init() {}
 
@@ -48,7 +48,7 @@ public final class Outbox: Sendable {
         set { state.withLock { $0.client = newValue } }
     }
 
-    func attach(_ journal: Journal) { journalRef.withLock { $0 = journal } }
+    func attach(_ journal: Journal, _ feed: EventFeed) { journalRef.withLock { $0 = (journal, feed) } }
 
     /// Whether some request holds work (cheap: a door asks after every answer).
     public var isHolding: Bool { holding.load(ordering: .relaxed) > 0 }
@@ -156,6 +156,8 @@ public final class Outbox: Sendable {
 
     private func record(_ call: OutboundCall, id: Int, ok: Bool) {
         state.withLock { s in if ok { s.sent += 1 } else { s.failed += 1 } }
-        journalRef.withLock { $0 }?.recordOutbound(call, for: id)
+        guard let (journal, feed) = journalRef.withLock({ $0 }) else { return }
+        journal.recordOutbound(call, for: id)
+        if feed.isWatched { feed.publish(.request(id: id)) }   // the dashboard shows the entry again, with it
     }
 }

@@ -180,3 +180,25 @@ def test_chaos_switched_from_the_page_and_resources_on_the_state_tab(tmp_path, p
         page.click(".reset-resource")
         page.wait_for_selector("#resources h2:has-text('2 items')")
         assert json.loads(urllib.request.urlopen(mm.url + "/pets", timeout=5).read()) == [{"id": 1, "name": "Rex"}, {"id": 2, "name": "Tom"}]
+
+
+def test_a_handler_that_waited_and_its_webhook_show_in_the_inspector(tmp_path, page) -> None:
+    script = tmp_path / "mocks.lua"
+    script.write_text("""
+mock.post("/pay", function()
+  mock.sleep(300)
+  mock.webhook { url = "http://127.0.0.1:1/hook", json = { paid = true }, retries = 1, backoff = 10 }
+  return mock.json({ status = "pending" }, { status = 202 })
+end)
+""")
+    with moonmock.serve(script, binary=os.environ.get("MOONMOCK_BIN")) as mm:
+        page.goto(mm.url + "/__moonmock/")
+        page.wait_for_selector("#live.on")
+        request = urllib.request.Request(mm.url + "/pay", data=b"{}", method="POST")
+        assert urllib.request.urlopen(request, timeout=5).status == 202
+        mm.flush_webhooks()
+        page.wait_for_selector(".row:has-text('/pay') .badge:has-text('202')")
+        page.click(".row:has-text('/pay')")
+        page.wait_for_selector("#i-outbound")
+        outbound = page.inner_text("#i-outbound")
+        assert "webhook ×2" in outbound and "POST http://127.0.0.1:1/hook" in outbound and "no answer" in outbound

@@ -68,6 +68,7 @@ function inspect(e) {
   if (e.error) h += `<h3>Handler error</h3><pre class="error" id="i-error">${esc(e.error)}</pre>`;
   if (!e.rule && e.near_misses) h += nearMisses(e.near_misses);
   if (e.contract) h += contractView(e.contract);
+  if (e.outbound && e.outbound.length) h += outboundView(e.outbound);
   h += `<h3>Request</h3><pre id="i-line">${esc(e.method)} ${esc(e.url)}</pre>` + headerTable(e.headers) +
     bodyView(e.body, e.body_base64, 'request body');
   if (e.response) {
@@ -110,6 +111,17 @@ $('inspector').addEventListener('click', act(async ev => {
   $('copied-text').textContent = text;
   toast(copied ? 'copied' : 'the clipboard is not available: the text is shown below the buttons');
 }));
+
+// The handler's calls out (mock.fetch, webhooks, mock.proxy with a transform), in the order they ended.
+function outboundView(calls) {
+  let h = '<h3>Outbound</h3><table class="headers" id="i-outbound"><tr><th>kind</th><th>call</th><th>answer</th><th>ms</th></tr>';
+  for (const o of calls) {
+    const answer = o.status != null ? String(o.status) : 'no answer: ' + (o.error || '');
+    h += `<tr><td>${esc(o.kind)}${o.attempts > 1 ? ' ×' + o.attempts : ''}</td><td class="mono">${esc(o.method)} ${esc(o.url)}</td>` +
+      `<td class="${o.status != null && o.status < 400 ? '' : 'no'}">${esc(answer)}</td><td>${esc(String(o.duration_ms))}</td></tr>`;
+  }
+  return h + '</table>';
+}
 
 // What the API's spec says of the exchange: its operation and each violation, by direction.
 function contractView(c) {

@@ -55,7 +55,15 @@ function setEntries(list, first) {
   }, 0));
 }
 function addEntry(e) {
-  if (M.byId.has(e.id)) return;
+  const known = M.byId.get(e.id);
+  if (known) {
+    // A handler that waited answered (or a webhook of it ended): the entry again, completed.
+    for (const k of Object.keys(known)) if (!(k in e)) delete known[k];   // (a waiting entry's "fault" is gone)
+    Object.assign(known, e);
+    scheduleRender();
+    if (M.selected === e.id) select(e.id);
+    return;
+  }
   if (M.paused) { M.pending.push(e); counts(); return; }
   M.entries.push(e); M.byId.set(e.id, e);
   if (M.entries.length > KEEP) M.byId.delete(M.entries.shift().id);
