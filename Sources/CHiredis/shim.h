@@ -6,6 +6,8 @@
 // through redisAppendCommandArgv / redisGetReply.
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
+#include <fcntl.h>
+#include <hiredis/sds.h>
 
 // struct timeval from milliseconds: Swift builds it awkwardly across C libraries.
 static inline struct timeval mm_redis_timeval(int milliseconds) {
@@ -24,6 +26,19 @@ static inline redisContext *mm_redis_connect(const char *host, int port, int mil
 
 // The context's error text (a fixed array in the struct, which Swift sees as a tuple).
 static inline const char *mm_redis_errstr(const redisContext *c) { return c->errstr; }
+
+// An event loop's connection (MoonmockRedis's RedisChannel): made blocking with the timeouts
+// (connect, AUTH, SELECT), then switched to non-blocking so that redisBufferWrite and
+// redisBufferRead return at once (0 bytes on EAGAIN). Returns the descriptor.
+static inline int mm_redis_make_nonblocking(redisContext *c) {
+    c->flags &= ~REDIS_BLOCK;
+    int flags = fcntl(c->fd, F_GETFL);
+    fcntl(c->fd, F_SETFL, flags | O_NONBLOCK);
+    return c->fd;
+}
+
+// Whether the context's output buffer still holds bytes to write.
+static inline int mm_redis_has_output(const redisContext *c) { return c->obuf != NULL && sdslen(c->obuf) > 0; }
 
 // The i-th element of an array reply.
 static inline redisReply *mm_redis_element(const redisReply *r, size_t i) { return r->element[i]; }

@@ -56,13 +56,19 @@ extension Engine {
         run.begin(first)
     }
 
-    /// The answer of a handler that waited: its delay sampled, the journal entry completed.
+    /// The answer of a handler that waited: its delay sampled, the request recorded in the
+    /// journal with it (a request the engine did not see, id 0 — the admin API's — is not).
     func finishWaiting(_ exchange: Exchange, _ response: MockResponse, logs: [String], error: String?, started: UInt64) -> (MockResponse, Double) {
         var response = response
         if case .stream(let plan)? = response.fault { response.fault = .stream(plan.serving(exchange.request)) }
         let delay = response.delay?.sample(environment.random) ?? 0
-        journal.recordLateAnswer(response, logs: logs, error: error, durationMicros: Int((DispatchTime.now().uptimeNanoseconds - started) / 1000),
-                                 for: exchange.request.id)
+        guard exchange.request.id != 0 else { return (response, delay) }
+        let lane = EngineLanes.lane(serial)
+        let now = DispatchTime.now().uptimeNanoseconds
+        journal.record(at: now, exchange.request, timestamp: environment.usesSystemClock ? lane.wallClock(at: now) : environment.now(),
+                       status: response.fault == nil ? response.status : 0, ruleID: exchange.ruleID, durationMicros: Int((now - started) / 1000),
+                       delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: [], stripe: lane.stripe,
+                       response: response, spare: &lane.spareRecord)
         if feed.isWatched { feed.publish(.request(id: exchange.request.id)) }
         return (response, delay)
     }
@@ -87,6 +93,7 @@ private final class WaitRun: @unchecked Sendable {
     private let started = DispatchTime.now().uptimeNanoseconds
     /// Work that answers nobody: no deadline, no journal answer.
     private let detached: Bool
+    // Set and read by whichever thread runs the handler at the time (one at a time).
     private var cancelDeadline: (@Sendable () -> Void)?
 
     init(engine: Engine, exchange: Exchange, client: any OutboundClient, detached: Bool = false,
@@ -100,21 +107,36 @@ private final class WaitRun: @unchecked Sendable {
     }
 
     func begin(_ first: Suspension) {
-        let limit = engine.handlerTimeoutMilliseconds.load(ordering: .relaxed)
-        if limit > 0 && !detached {
-            cancelDeadline = Scheduler.shared.after(Double(limit) / 1000) { [self] in expire(limit) }
-        }
         wait(first)
     }
 
+    /// The handler's deadline, armed at its first wait for time or another service (a wait
+    /// for the shared store is bounded by the store's own timeout).
+    private func armDeadline() {
+        guard cancelDeadline == nil, !detached else { return }
+        let limit = engine.handlerTimeoutMilliseconds.load(ordering: .relaxed)
+        guard limit > 0 else { return }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+        cancelDeadline = Scheduler.shared.after(max(0, Double(limit) - elapsed) / 1000) { [self] in expire(limit) }
+    }
+
     private func wait(_ s: Suspension) {
+        // Current before the wait starts: its outcome may come at once, on this thread.
+        let stale = state.withLock { st -> Bool in
+            guard !st.finished else { return true }
+            st.current = s
+            return false
+        }
+        if stale { return s.drop() }
         let cancel: @Sendable () -> Void
         switch s.wait {
         case .sleep(let ms):
+            armDeadline()
             cancel = Scheduler.shared.after(ms / 1000) { [self] in hop { self.resume(s, .slept) } }
         case .task(_, let start):
             cancel = start { [self] outcome in hop { self.resume(s, outcome) } }
         case .fetch(let request, let kind):
+            armDeadline()
             let began = DispatchTime.now().uptimeNanoseconds, at = Date().timeIntervalSince1970
             let id = exchange.request.id, journal = engine.journal
             cancel = client.send(request) { [self] result in
@@ -133,13 +155,12 @@ private final class WaitRun: @unchecked Sendable {
                 hop { self.resume(s, outcome) }
             }
         }
-        let stale = state.withLock { st -> Bool in
-            guard !st.finished else { return true }
-            st.current = s
-            st.cancelWait = cancel
+        let ended = state.withLock { st -> Bool in
+            if st.finished { return true }
+            if st.current === s { st.cancelWait = cancel }
             return false
         }
-        if stale { cancel(); s.drop() }
+        if ended { cancel() }
     }
 
     private func resume(_ s: Suspension, _ outcome: Suspension.Outcome) {

@@ -114,12 +114,18 @@ public final class Engine: Sendable {
     /// ```swift
     /// engine.mayUseStore(MockRequest(method: "GET", url: "http://x/count"))   // true: a Lua handler
     /// ```
-    public func mayUseStore(_ request: MockRequest) -> Bool {
+    public func mayUseStore(_ request: MockRequest) -> Bool { mayUseStore(request, waitsAllowed: false) }
+
+    /// ``mayUseStore(_:)``, not counting rules whose store use waits (``Rule/storeWaits``) when
+    /// `waitsAllowed` (the caller's thread has a ``StoreChannel``).
+    public func mayUseStore(_ request: MockRequest, waitsAllowed: Bool) -> Bool {
         guard store != nil else { return false }
         func reaches(_ sets: RuleSets) -> Bool {
             request.withPathSegments { path in
                 for set in [sets.runtime, sets.script] where !set.isEmpty {
-                    for index in set.candidates(for: request, path) where set.borrowedRule(index)._withUnsafeGuaranteedRef({ $0.mayUseStore }) {
+                    for index in set.candidates(for: request, path) where set.borrowedRule(index)._withUnsafeGuaranteedRef({
+                        $0.mayUseStore && !(waitsAllowed && $0.storeWaits)
+                    }) {
                         return true
                     }
                 }
@@ -372,6 +378,8 @@ public final class Engine: Sendable {
     func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
                         _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane, contract: JSONValue? = nil,
                         chaos: ChaosMark? = nil) -> Exchange {
+        // A handler that waits is recorded when it answers (``finishWaiting``).
+        if case .suspended? = response.fault { return Exchange(request: request, response: response, delayMilliseconds: 0, ruleID: ruleID, nearMisses: []) }
         let delay = (response.delay?.sample(environment.random) ?? 0) + (chaos?.extraDelay ?? 0)
         let now = DispatchTime.now().uptimeNanoseconds
         let elapsed = Int((now - started) / 1000)

@@ -10,14 +10,14 @@ public struct JournalEntry: Sendable {
     /// The id of the rule that answered, or `nil` when none did.
     public let ruleID: String?
     /// How long the engine took (not including delays), in microseconds.
-    public internal(set) var durationMicros: Int
+    public let durationMicros: Int
     /// The delay the transport applies, in milliseconds.
     public let delayMilliseconds: Double
-    public internal(set) var fault: Fault?
+    public let fault: Fault?
     /// Lines the script logged while handling this request.
-    public internal(set) var logs: [String]
+    public let logs: [String]
     /// A handler error, with its traceback.
-    public internal(set) var error: String?
+    public let error: String?
     /// For unmatched requests: the closest rules and why each did not match.
     public let nearMisses: [NearMiss]
     /// A streamed answer's transcript: what was sent, when, and how it ended.
@@ -48,17 +48,6 @@ public struct JournalEntry: Sendable {
     public var headers: HTTPHeaders { request.headers }
     public var body: [UInt8] { request.body }
     public var matched: Bool { ruleID != nil }
-
-    mutating func apply(_ answer: Journal.LateAnswer) {
-        status = answer.status
-        responseHeaders = answer.headers
-        responseBody = answer.body
-        responseBodyLength = answer.length
-        logs = answer.logs
-        if let error = answer.error { self.error = error }
-        durationMicros = answer.durationMicros
-        fault = answer.fault
-    }
 }
 
 /// A bounded, thread-safe record of the last ``capacity`` requests; memory stays flat under
@@ -98,21 +87,9 @@ public final class Journal: Sendable {
     /// Statuses that came later than the record: the upstream's answers to `mock.proxy` requests, by request id.
     private let lateStatuses = Locked<[Int: Int]>([:])
     private let streams = Locked<[Int: StreamTranscript]>([:])
-    /// What handlers that waited answered in the end, and the outbound calls of each request.
-    private let late = Locked<(answers: [Int: LateAnswer], outbound: [Int: [OutboundCall]])>(([:], [:]))
-    private let hasLate = AtomicBool(false)
-
-    /// A waiting handler's answer, known after the request was recorded.
-    struct LateAnswer {
-        var status: Int
-        var headers: HTTPHeaders
-        var body: [UInt8]
-        var length: Int
-        var logs: [String]
-        var error: String?
-        var durationMicros: Int
-        var fault: Fault?
-    }
+    /// The outbound calls of each request (`mock.fetch`, webhooks), by request id.
+    private let outboundByRequest = Locked<[Int: [OutboundCall]]>([:])
+    private let hasOutbound = AtomicBool(false)
 
     private let responseLimit = AtomicInt(64 * 1024)
 
@@ -168,11 +145,10 @@ public final class Journal: Sendable {
         if stripes.all.count > 1 { all.sort { $0.sequence < $1.sequence } }
         let late = lateStatuses.withLock { $0 }
         let transcripts = streams.withLock { $0 }
-        let (answers, outbound) = hasLate.load(ordering: .relaxed) ? self.late.withLock { $0 } : ([:], [:])
-        guard !late.isEmpty || !transcripts.isEmpty || !answers.isEmpty || !outbound.isEmpty else { return all.suffix(capacity).map(\.entry) }
+        let outbound = hasOutbound.load(ordering: .relaxed) ? outboundByRequest.withLock { $0 } : [:]
+        guard !late.isEmpty || !transcripts.isEmpty || !outbound.isEmpty else { return all.suffix(capacity).map(\.entry) }
         return all.suffix(capacity).map { record in
             var entry = record.entry
-            if let answer = answers[entry.id] { entry.apply(answer) }
             if let calls = outbound[entry.id] { entry.outbound = calls }
             if let status = late[entry.id] {
                 entry.status = status
@@ -207,36 +183,23 @@ public final class Journal: Sendable {
         }
     }
 
-    /// The answer a handler gave after waiting (the doors' driver calls this when it comes).
-    func recordLateAnswer(_ response: MockResponse, logs: [String], error: String?, durationMicros: Int, for id: Int) {
-        let limit = responseLimit.load(ordering: .relaxed)
-        let answer = LateAnswer(status: response.fault == nil ? response.status : 0, headers: response.headers,
-                                body: Array(response.body.prefix(limit)), length: response.body.count, logs: logs, error: error,
-                                durationMicros: durationMicros, fault: response.fault)
-        late.withLock { kept in
-            if kept.answers.count >= 4 * capacity { kept.answers.removeAll(keepingCapacity: true) }
-            kept.answers[id] = answer
-        }
-        hasLate.store(true, ordering: .relaxed)
-    }
-
     /// An outbound call of request `id` ended (`mock.fetch`, a webhook).
     public func recordOutbound(_ call: OutboundCall, for id: Int) {
-        late.withLock { kept in
-            if kept.outbound.count >= 4 * capacity { kept.outbound.removeAll(keepingCapacity: true) }
-            kept.outbound[id, default: []].append(call)
+        outboundByRequest.withLock { kept in
+            if kept.count >= 4 * capacity { kept.removeAll(keepingCapacity: true) }
+            kept[id, default: []].append(call)
         }
-        hasLate.store(true, ordering: .relaxed)
+        hasOutbound.store(true, ordering: .relaxed)
     }
 
     /// Every outbound call the journal keeps, oldest request first.
     public func outboundCalls() -> [OutboundCall] {
-        guard hasLate.load(ordering: .relaxed) else { return [] }
-        return late.withLock { $0.outbound }.sorted { $0.key < $1.key }.flatMap(\.value)
+        guard hasOutbound.load(ordering: .relaxed) else { return [] }
+        return outboundByRequest.withLock { $0 }.sorted { $0.key < $1.key }.flatMap(\.value)
     }
 
     public func clear() {
-        late.withLock { $0 = ([:], [:]) }
+        outboundByRequest.withLock { $0.removeAll() }
         lateStatuses.withLock { $0.removeAll() }
         streams.withLock { $0.removeAll() }
         for stripe in stripes.all {

@@ -132,6 +132,9 @@ public final class Rule: Sendable {
     /// template reading state): the socket server runs such rules off its event loops when the
     /// engine has a store. `false` only for answers known to be fixed.
     public let mayUseStore: Bool
+    /// Whether the rule uses the shared store only from handler code that can wait for it
+    /// (`mock.state` in a Lua handler): on an event loop with a store channel it runs on the loop.
+    public let storeWaits: Bool
     /// The rule's own chaos (`chaos = {...}` in its options): decided before it answers.
     public let chaos: ChaosRunner?
     /// Answers kept while a state version stays (a `mock.resource` list): the engine answers
@@ -144,8 +147,8 @@ public final class Rule: Sendable {
 
     public init(id: String? = nil, method: String?, pattern: RoutePattern, predicates: [Predicate] = [],
                 times: Int? = nil, priority: Int = 0, location: String? = nil, graphQLOperation: String? = nil,
-                definition: JSONValue? = nil, mayUseStore: Bool = true, chaos: ChaosRunner? = nil, answerCache: AnswerCache? = nil,
-                responder: @escaping Responder) {
+                definition: JSONValue? = nil, mayUseStore: Bool = true, storeWaits: Bool = false, chaos: ChaosRunner? = nil,
+                answerCache: AnswerCache? = nil, responder: @escaping Responder) {
         let method = Rule.normalizedMethod(method)
         self.id = id ?? Rule.defaultID(method: method, pattern: pattern)
         self.method = method
@@ -157,6 +160,7 @@ public final class Rule: Sendable {
         self.graphQLOperation = graphQLOperation
         self.definition = definition
         self.mayUseStore = mayUseStore || times != nil
+        self.storeWaits = storeWaits && times == nil && answerCache == nil
         self.chaos = chaos
         self.answerCache = answerCache
         self.responder = responder

@@ -52,9 +52,15 @@ public protocol SharedStore: AnyObject, Sendable {
     var replicaName: String { get }
     /// The first request id this replica uses: ids stay unique across replicas.
     var firstRequestID: Int { get }
+
+    /// A connection of its own for an event loop (``StoreChannel``), or `nil` when the store
+    /// has none (the loop then hands requests that use the store to worker threads).
+    func makeChannel() -> (any StoreChannel)?
 }
 
 extension SharedStore {
+    public func makeChannel() -> (any StoreChannel)? { nil }
+
     /// A store without replicas to hear from: nothing to do.
     public func onOtherReplicasEntries(wanted: @escaping @Sendable () -> Bool, _ handler: @escaping @Sendable ([JournalEntry]) -> Void) {}
 }

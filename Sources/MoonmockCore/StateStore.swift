@@ -103,7 +103,7 @@ public final class StateStore: Sendable {
     }
 
     @inline(__always)
-    private func changed(_ key: String?) {
+    func changed(_ key: String?) {
         if let feed, feed.isWatched { feed.publish(.state(key: key)) }
     }
 

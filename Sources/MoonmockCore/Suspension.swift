@@ -25,6 +25,8 @@ public final class Suspension: @unchecked Sendable, Equatable, CustomStringConve
         case slept
         case fetched(OutboundResponse, milliseconds: Double)
         case failed(String)
+        /// A `mock.state` operation's result from the shared store.
+        case stored(StateResult)
     }
 
     public let wait: Wait

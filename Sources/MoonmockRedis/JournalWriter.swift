@@ -18,8 +18,11 @@ final class JournalWriter: JournalSink, @unchecked Sendable {
     private var enqueued: Int { written + queue.count }
     private var flushNow = false
     private let capacity: Int
-    /// How long entries wait when nobody reads.
+    /// How long entries wait when nobody reads; under load (more than `capacity` entries came
+    /// in one interval: the older ones would never be read), the longer one: each round writes
+    /// `capacity` entries, so writing them less often is what saves Redis and this replica work.
     static let interval = 0.1
+    static let loadedInterval = 0.5
     /// The most entries one pipelined append carries.
     static let batchLimit = 512
 
@@ -50,12 +53,14 @@ final class JournalWriter: JournalSink, @unchecked Sendable {
 
     func start(_ store: RedisStore) {
         let thread = Thread { [weak store, self] in
+            var loaded = false
             while true {
                 self.condition.lock()
-                let due = Date().addingTimeInterval(Self.interval)
+                let due = Date().addingTimeInterval(loaded ? Self.loadedInterval : Self.interval)
                 while !self.flushNow && self.condition.wait(until: due) {}
                 self.flushNow = false
-                if self.queue.count > self.capacity { self.drop(self.queue.count - self.capacity) }
+                loaded = self.queue.count > self.capacity
+                if loaded { self.drop(self.queue.count - self.capacity) }
                 let pending = self.queue, first = self.written
                 self.condition.unlock()
                 guard let store else { return }

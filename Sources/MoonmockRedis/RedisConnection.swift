@@ -78,6 +78,69 @@ final class RedisConnection: @unchecked Sendable {
         return replies
     }
 
+    // MARK: non-blocking use (an event loop's channel)
+
+    /// From now on reads and writes return at once; the descriptor to watch.
+    func makeNonBlocking() -> Int32 { mm_redis_make_nonblocking(context) }
+
+    /// Queues a command in the output buffer (nothing is written yet), encoded here in RESP
+    /// into a buffer kept from command to command (no argv arrays, no format parsing).
+    func append(_ args: [String]) throws {
+        resp.removeAll(keepingCapacity: true)
+        Self.put(UInt8(ascii: "*"), args.count, into: &resp)
+        for arg in args {
+            var arg = arg
+            arg.withUTF8 { bytes in
+                Self.put(UInt8(ascii: "$"), bytes.count, into: &resp)
+                resp.append(contentsOf: bytes)
+                resp.append(13); resp.append(10)
+            }
+        }
+        let status = resp.withUnsafeBufferPointer { b in
+            b.withMemoryRebound(to: CChar.self) { redisAppendFormattedCommand(context, $0.baseAddress, $0.count) }
+        }
+        if status != REDIS_OK { throw failure() }
+    }
+
+    private var resp: [UInt8] = []
+
+    /// `*N\r\n` or `$N\r\n`.
+    private static func put(_ kind: UInt8, _ n: Int, into out: inout [UInt8]) {
+        out.append(kind)
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        var v = n
+        withUnsafeMutableBytes(of: &digits) { d in
+            repeat { d[count] = UInt8(ascii: "0") + UInt8(v % 10); v /= 10; count += 1 } while v > 0
+            for i in stride(from: count - 1, through: 0, by: -1) { out.append(d[i]) }
+        }
+        out.append(13); out.append(10)
+    }
+
+    /// Whether queued bytes wait to be written.
+    var hasOutput: Bool { mm_redis_has_output(context) != 0 }
+
+    /// Writes what the socket takes now; `true` when all of it went.
+    func writeSome() throws -> Bool {
+        var done: Int32 = 0
+        if redisBufferWrite(context, &done) != REDIS_OK { throw failure() }
+        return done != 0
+    }
+
+    /// Reads what arrived and returns the whole replies in it (none when nothing came yet).
+    func readAvailable() throws -> [RedisReply] {
+        if redisBufferRead(context) != REDIS_OK { throw failure() }
+        var replies: [RedisReply] = []
+        while true {
+            var raw: UnsafeMutableRawPointer?
+            if redisGetReplyFromReader(context, &raw) != REDIS_OK { throw failure() }
+            guard let raw else { return replies }
+            replies.append(Self.copy(raw.assumingMemoryBound(to: redisReply.self)))
+            freeReplyObject(raw)
+        }
+    }
+
     /// Reads the next reply (a subscriber's message), waiting at most the timeout.
     func read() throws -> RedisReply {
         var raw: UnsafeMutableRawPointer?

@@ -24,7 +24,7 @@ extension RedisStore {
         }
     }
 
-    private func expiry(_ ttl: Double?) -> [String] {
+    static func expiry(_ ttl: Double?) -> [String] {
         guard let ttl else { return [] }
         return ["PX", String(max(1, Int((ttl * 1000).rounded())))]
     }
@@ -35,11 +35,11 @@ extension RedisStore {
 
     public func stateSet(_ key: String, _ value: StateValue?, ttl: Double?) throws {
         let k = self.key("s", key)
-        _ = try pool.run(value.map { ["SET", k, Self.encode($0)] + expiry(ttl) } ?? ["DEL", k])
+        _ = try pool.run(value.map { ["SET", k, Self.encode($0)] + Self.expiry(ttl) } ?? ["DEL", k])
     }
 
     public func stateAdd(_ key: String, _ value: StateValue, ttl: Double?) throws -> Bool {
-        let reply = try pool.run(["SET", self.key("s", key), Self.encode(value), "NX"] + expiry(ttl))
+        let reply = try pool.run(["SET", self.key("s", key), Self.encode(value), "NX"] + Self.expiry(ttl))
         return reply != .null
     }
 

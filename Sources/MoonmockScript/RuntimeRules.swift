@@ -70,7 +70,7 @@ public final class RuntimeRules: Sendable {
                 rules += compiled.map { inner in
                     Rule(id: id, method: inner.method, pattern: inner.pattern, predicates: inner.predicates, times: inner.times,
                          priority: inner.priority, location: origin, graphQLOperation: inner.graphQLOperation,
-                         definition: definition, mayUseStore: inner.mayUseStore, chaos: inner.chaos) { [generation] context in
+                         definition: definition, mayUseStore: inner.mayUseStore, storeWaits: inner.storeWaits, chaos: inner.chaos) { [generation] context in
                         // The VM stays while the rule does, even once a fresh one takes new rules.
                         try withExtendedLifetime(generation) { try inner.respond(context) }
                     }

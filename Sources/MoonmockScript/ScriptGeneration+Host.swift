@@ -143,31 +143,40 @@ extension ScriptGeneration {
     /// ``SpecRunner`` hands its spec VM the store of the engine under test).
     func installStateFunctions(_ H: Int32, store: StateStore? = nil) {
         let state = store ?? engine.state
-        vm.setFunction("state_get", in: H) { stack in
-            pushState(try state.get(try stack.checkString(1, "key")), stack); return 1
-        }
-        vm.setFunction("state_set", in: H) { stack in
+        vm.setFunction("state_get", in: H) { [unowned self] stack in
             let key = try stack.checkString(1, "key")
-            try state.set(key, try stateValue(at: 2, stack), ttl: try Self.ttl(at: 3, stack, "set"))
+            if let channel = storeChannel(for: state, stack) { return try waitForStore(.get(key), state, channel, stack) }
+            pushState(try state.get(key), stack); return 1
+        }
+        vm.setFunction("state_set", in: H) { [unowned self] stack in
+            let key = try stack.checkString(1, "key")
+            let value = try stateValue(at: 2, stack), ttl = try Self.ttl(at: 3, stack, "set")
+            if let channel = storeChannel(for: state, stack) { return try waitForStore(.set(key, value, ttl: ttl), state, channel, stack) }
+            try state.set(key, value, ttl: ttl)
             return 0
         }
-        vm.setFunction("state_add", in: H) { stack in
+        vm.setFunction("state_add", in: H) { [unowned self] stack in
             let key = try stack.checkString(1, "key")
             guard let value = try stateValue(at: 2, stack) else { throw LuaError.host("state:add needs a value") }
-            stack.push(try state.add(key, value, ttl: try Self.ttl(at: 3, stack, "add")))
+            let ttl = try Self.ttl(at: 3, stack, "add")
+            if let channel = storeChannel(for: state, stack) { return try waitForStore(.add(key, value, ttl: ttl), state, channel, stack) }
+            stack.push(try state.add(key, value, ttl: ttl))
             return 1
         }
-        vm.setFunction("state_incr", in: H) { stack in
+        vm.setFunction("state_incr", in: H) { [unowned self] stack in
             let key = try stack.checkString(1, "key")
             let by = stack.isNil(at: 2) ? StateValue.integer(1) : try number(at: 2, stack, "increment")
             let initial = stack.isNil(at: 3) ? StateValue.integer(0) : try number(at: 3, stack, "initial value")
+            if let channel = storeChannel(for: state, stack) { return try waitForStore(.incr(key, by: by, initial: initial), state, channel, stack) }
             do { pushState(try state.incr(key, by: by, initial: initial), stack); return 1 }
             catch let full as StateStore.LimitExceeded { throw full }   // raised: a full store is no value to test
             catch let away as StoreUnavailable { throw away }   // raised too: the request answers 503
             catch { stack.pushNil(); stack.push(message(error)); return 2 }
         }
-        vm.setFunction("state_delete", in: H) { stack in
-            stack.push(try state.delete(try stack.checkString(1, "key"))); return 1
+        vm.setFunction("state_delete", in: H) { [unowned self] stack in
+            let key = try stack.checkString(1, "key")
+            if let channel = storeChannel(for: state, stack) { return try waitForStore(.delete(key), state, channel, stack) }
+            stack.push(try state.delete(key)); return 1
         }
         vm.setFunction("state_keys", in: H) { stack in
             let keys = try state.keys()
@@ -217,7 +226,7 @@ func message(_ error: Error) -> String {
     return String(describing: error)
 }
 
-private func pushState(_ value: StateValue?, _ stack: LuaStack) {
+func pushState(_ value: StateValue?, _ stack: LuaStack) {
     switch value {
     case nil: stack.pushNil()
     case .bool(let b)?: stack.push(b)

@@ -145,6 +145,7 @@ extension ScriptGeneration {
         let responder: Responder
         var callsLua = true
         var fixed = false
+        var waits = false
         if let variants = try variantHandlers(at: -1, stack) {
             stack.pop()
             variantDeclarations.append(.init(rule: ruleID, names: variants.names, defaultName: variants.defaultName))
@@ -163,7 +164,9 @@ extension ScriptGeneration {
             let ref = luaL_ref(L, mm_registryindex())
             // The prelude's own handlers (mock.resource's) name the script functions they call
             // (hooks) for the VM-sharing check; their own per-VM caches follow the shared store.
+            waits = true
             if stack.getField(1, "checks") == LUA_TTABLE {
+                waits = false   // mock.resource's handlers use the store from Swift too
                 for i in stride(from: 1, through: stack.rawLength(-1), by: 1) {
                     if stack.getIndex(-1, Int64(i)) == LUA_TFUNCTION { perRequestFunctions.append(luaL_ref(L, mm_registryindex())) } else { stack.pop() }
                 }
@@ -189,6 +192,7 @@ extension ScriptGeneration {
         let rule = Rule(id: name, method: method, pattern: pattern, predicates: predicates, times: times,
                         priority: priority, location: location.isEmpty ? nil : location, graphQLOperation: operation,
                         mayUseStore: !fixed || predicates.contains(where: \.isCustomCode),
+                        storeWaits: waits && !predicates.contains(where: \.isCustomCode),
                         chaos: chaosPolicy.map { ChaosRunner($0, seed: SeededRandom.mix(engine.environment.seed, SeededRandom.seed("rule:\(name ?? Rule.defaultID(method: method, pattern: pattern))@\(location)"))) },
                         answerCache: string("cache_version").map(AnswerCache.init(versionKey:)),
                         responder: responder)

@@ -99,6 +99,10 @@ extension ScriptGeneration {
                 }
             } catch {
                 let text = String(describing: error)
+                // The shared store was away: a 503 that says so, as before a wait.
+                if text.contains(StoreUnavailable.marker) {
+                    return (StoreUnavailable.response("rule '\(ruleID)': " + text.split(separator: "\n")[0]), text)
+                }
                 return (.text("handler error in rule '\(ruleID)': \(text)\n", status: 500), text)
             }
         }, drop: { [self] in
@@ -117,6 +121,12 @@ extension ScriptGeneration {
         switch outcome {
         case .slept:
             return 0
+        case .stored(let result):
+            switch result {
+            case .value(let value): pushState(value, stack); return 1
+            case .flag(let flag): stack.push(flag); return 1
+            case .none: return 0
+            }
         case .failed(let reason):
             stack.pushNil()
             stack.push(reason)

@@ -90,9 +90,10 @@ public final class MoonmockServer: @unchecked Sendable {
 
     /// With a shared store, whether `request` goes to a store worker: the admin API (its reads
     /// and health ask the store) and requests a rule may answer with the store's help.
-    func mayWaitForStore(_ request: MockRequest) -> Bool {
+    func mayWaitForStore(_ request: MockRequest, onLoopWithStore: Bool = false) -> Bool {
         if recorder.isRecording { return false }   // everything goes upstream, none to the store
-        return AdminAPI.owns(request.path) || engine.mayUseStore(request)
+        // A loop with its own store connection runs handlers whose store use waits (mock.state).
+        return AdminAPI.owns(request.path) || engine.mayUseStore(request, waitsAllowed: onLoopWithStore)
     }
 
     /// The bound port (useful with port 0), or 0 before ``start()``.

@@ -40,6 +40,12 @@ end)
 mock.get("/keys", function() local k = mock.state:keys(); table.sort(k); return { keys = k, brief = mock.state:get("brief") } end)
 mock.get("/forget", function() mock.state:delete("once"); return { once = mock.state:get("once") } end)
 mock.get("/big", function() mock.state:set("big", string.rep("x", 2000)); return "stored" end)
+mock.get("/waits", function()
+  mock.sleep(20)
+  local n = mock.state:incr("w")
+  mock.sleep(20)
+  return { n = n, seen = mock.state:get("w") >= n }
+end)
 """
 
 

@@ -40,6 +40,15 @@ def test_a_counter_incremented_through_all_three(replicas) -> None:
         assert admin(r, "state")[1]["n"] == 9
 
 
+def test_handlers_that_sleep_and_count_on_the_loop_count_once_each_across_replicas(replicas) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+    urls = [replicas[i % 3].url + "/waits" for i in range(30)]
+    with ThreadPoolExecutor(max_workers=30) as pool:
+        answers = [json.loads(body) for status, body in pool.map(get, urls)]
+    assert sorted(a["n"] for a in answers) == list(range(1, 31))
+    assert all(a["seen"] for a in answers)
+
+
 def test_state_values_keep_their_lua_types_across_replicas(replicas) -> None:
     assert get(replicas[0].url + "/types") == (200, b"set")
     assert json.loads(get(replicas[2].url + "/read")[1]) == {"i": "integer", "d": "float", "s": "string", "b": "boolean"}

@@ -47,6 +47,8 @@ final class Connection {
     var active = false
     /// A handler this connection's request waits for (cancelled if the client leaves).
     var waiting: WaitHandle?
+    /// Counts the waits begun on this connection (a wait's handle is kept only if it is the last).
+    var waitSerial: UInt64 = 0
     var closed = false
     var readPaused = false
     /// The client has shut down its sending side.

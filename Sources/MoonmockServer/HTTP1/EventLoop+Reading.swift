@@ -265,7 +265,7 @@ extension EventLoop {
                                             namesRange: head.namesRange)
         }
         let offloaded = serverRef._withUnsafeGuaranteedRef { server in
-            if let workers = server.storeWorkers, server.mayWaitForStore(request) {
+            if let workers = server.storeWorkers, server.mayWaitForStore(request, onLoopWithStore: storeChannel != nil) {
                 offload(c, request, to: workers, server: server, head: isHead, http10: http10)
                 return true
             }

@@ -11,7 +11,11 @@ extension EventLoop {
         let fd = c.fd, serial = c.serial
         let server = serverRef.takeUnretainedValue()
         let engine = server.engine
-        c.waiting = engine.drive(suspension, client: CurlOutbound.shared, hop: { [self] work in
+        c.waitSerial &+= 1
+        let mine = c.waitSerial
+        let handle = engine.drive(suspension, client: CurlOutbound.shared, hop: { [self] work in
+            // On this loop already (a store reply): at once; else through the command queue.
+            if onLoopThread { return work() }
             commands.withLock { commands in
                 guard !commands.closed else { return }   // the loop has ended: the handler is let go with it
                 commands.work.append(work)
@@ -21,12 +25,16 @@ extension EventLoop {
             var response = response
             if let cors = server.corsFlag || engine.declaresCORS ? server.cors(for: request) : nil { cors.decorate(&response, for: request) }
             server.log(request, status: response.fault == nil ? response.status : 0, rule: suspension.context.rule?.id ?? (AdminAPI.owns(request.path) ? "admin" : nil), delay: delay)
+            let answer = ParkedAnswer(fd: fd, serial: serial, request: suspension.context.request, response: response, delay: delay, head: head,
+                                      http10: http10)
+            if onLoopThread { return completeParked(answer) }
             commands.withLock { commands in
                 guard !commands.closed else { return }
-                park(ParkedAnswer(fd: fd, serial: serial, request: suspension.context.request, response: response, delay: delay, head: head, http10: http10),
-                     in: &commands)
+                park(answer, in: &commands)
             }
         }
+        // Kept unless the handler answered already (its outcome came at once, on this thread).
+        if c.waitSerial == mine, !c.closed, case .proxying = c.state { c.waiting = handle }
     }
 }
 

@@ -69,6 +69,12 @@ final class EventLoop: @unchecked Sendable {
     var timers = TimerHeap()
     var nextSerial: UInt64 = 0
     var stopping = false
+    /// The shared store's connection of this loop (`--store`), its registered descriptor, and
+    /// whether the loop watches it for writing; the loop's thread (waits resumed on it run at once).
+    var storeChannel: (any StoreChannel)?
+    var storeDescriptor: Int32 = -1
+    var storeWatchesOutput = false
+    var loopThread: pthread_t?
     /// Requests answered this turn whose handlers left webhooks or `mock.after` work: released
     /// once the turn's answers are written.
     var answeredWithHeldWork: [Int] = []
@@ -180,11 +186,16 @@ final class EventLoop: @unchecked Sendable {
     func run() {
         let events = UnsafeMutableBufferPointer<PollEvent>.allocate(capacity: 256)
         defer { events.deallocate() }
+        attachStore()
+        defer { detachStore() }
         var lastSweep = DispatchTime.now().uptimeNanoseconds
         var now = lastSweep
         while true {
             var timeout = Int(sweepInterval / 1_000_000)
             if let next = timers.nextDeadline {
+                timeout = next <= now ? 0 : min(timeout, Int((next - now + 999_999) / 1_000_000))
+            }
+            if let next = storeChannel?.nextDeadline {   // a store reply overdue then fails its requests
                 timeout = next <= now ? 0 : min(timeout, Int((next - now + 999_999) / 1_000_000))
             }
             let count = poller.wait(into: events, timeoutMilliseconds: Int32(timeout))
@@ -196,6 +207,8 @@ final class EventLoop: @unchecked Sendable {
                 let fd = event.fd
                 if fd == listener { accept(events: Int(count)) } else if fd == wakeup {
                     if handleCommands() { return shutDown() }
+                } else if fd == storeDescriptor, storeChannel?.descriptor == fd {
+                    storeReady(event.mask)
                 } else {
                     handle(fd, event.mask)
                 }
@@ -205,6 +218,10 @@ final class EventLoop: @unchecked Sendable {
             now = after
             fireTimers(after)
             flushCorked()
+            if let storeChannel {
+                if let due = storeChannel.nextDeadline, due <= after { storeChannel.expire(now: after) }
+                sendToStore(storeChannel)
+            }
             if !answeredWithHeldWork.isEmpty { releaseHeldWork() }
             if after - lastSweep >= sweepInterval {
                 lastSweep = after
