@@ -85,7 +85,7 @@ public final class Outbox: Sendable {
     public func whenIdle(timeout: Double, _ done: @escaping @Sendable (Int) -> Void) {
         let fired = AtomicBool(false)
         let finish: @Sendable () -> Void = { [self] in
-            guard !fired.exchange(true, ordering: .relaxed) else { return }
+            guard fired.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
             done(state.withLock { $0.pending })
         }
         let idle = state.withLock { s -> Bool in

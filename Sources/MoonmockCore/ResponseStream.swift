@@ -89,10 +89,13 @@ public struct StreamBatch: Sendable {
     public let done: Bool
     /// It failed (the error with its `file:line`); the stream ends.
     public let error: String?
-    public init(chunks: [StreamPlan.Chunk], done: Bool, error: String? = nil) {
+    /// A generator waiting for the host (`mock.fetch`): ask again after this many milliseconds.
+    public var pollMilliseconds: Double?
+    public init(chunks: [StreamPlan.Chunk], done: Bool, error: String? = nil, pollMilliseconds: Double? = nil) {
         self.chunks = chunks
         self.done = done
         self.error = error
+        self.pollMilliseconds = pollMilliseconds
     }
 }
 
@@ -150,7 +153,7 @@ public final class StreamCursor: @unchecked Sendable {
             }
             if batch.error != nil { return nil }
             // A stretch that sent nothing and did not end: ask again shortly.
-            if index >= chunks.count && more != nil { return .wait(milliseconds: 1) }
+            if index >= chunks.count && more != nil { return .wait(milliseconds: batch.pollMilliseconds ?? 1) }
         }
         let due = min(dueAt, nextHeartbeat)
         if due == .infinity {

@@ -9,6 +9,9 @@ local concat = table.concat
 
 local RESP, ARRAY, MATCHER = H.RESP, H.ARRAY, H.MATCHER
 local mock = {}
+-- What a coroutine yields when the host is to wait for it (mock.fetch, mock.state on a shared
+-- store): a stream generator relays such a yield out of its stretch.
+local WAIT = {}
 
 -- "file:line: " of the first caller outside this prelude
 local function where()

@@ -53,6 +53,8 @@ local function request_copy(req)
   return copy
 end
 
+local active_co, active_stream   -- the generator being resumed (mock.sleep in it is stream:sleep)
+
 -- mock.sse(function(req, stream) ... end [, opts]): a generator, a coroutine resumed by the
 -- door's timer. stream:send(event) sends, stream:sleep(ms) waits (the VM serves others
 -- meanwhile), stream:close() ends; returning ends too.
@@ -80,11 +82,22 @@ local function generator(fn, opts, what, encode, kind, content_type, heartbeat)
       coroutine.yield()
     end
     local co = coroutine.create(function() return fn(snapshot, stream) end)
+    -- Resumes the generator; a wait it asks the host for (mock.fetch, mock.state on a shared
+    -- store) goes out of this stretch, and what the host gives back goes in.
+    local function run(...)
+      active_co, active_stream = co, stream
+      H.relay(co)
+      local ok, err = coroutine.resume(co, ...)
+      H.relay(nil)
+      active_co, active_stream = nil, nil
+      if ok and err == WAIT then return run(coroutine.yield(WAIT)) end
+      return ok, err
+    end
     -- One stretch: runs until the generator sleeps, closes or returns; gives what it sent,
     -- a wait for its sleep, and whether it is done.
     local function stretch()
       batch = {}
-      local ok, err = coroutine.resume(co)
+      local ok, err = run()
       if not ok then error(err, 0) end
       local done = closed or coroutine.status(co) == "dead"
       if not done and pending > 0 then

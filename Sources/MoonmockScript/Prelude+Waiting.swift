@@ -9,6 +9,8 @@ local yield = coroutine.yield
 -- waits ms milliseconds without holding a thread (handlers and mock.after functions only)
 function mock.sleep(ms)
   if type(ms) ~= "number" or ms < 0 or ms ~= ms then fail("mock.sleep: ms must be a number of milliseconds, 0 or more, got " .. given(ms)) end
+  -- In a stream generator: the stream's own pause (the door's timer), as stream:sleep.
+  if active_stream ~= nil and coroutine.running() == active_co then return active_stream:sleep(ms) end
   local ok, err = H.wait_sleep(ms)
   if not ok then fail("mock.sleep: " .. err) end
   yield()
@@ -52,7 +54,7 @@ function mock.fetch(url, opts)
   local method, headers, body, timeout, insecure, ca = outbound(opts, "mock.fetch")
   local ok, err = H.wait_fetch(url, method, headers, body, timeout, insecure, ca)
   if not ok then fail("mock.fetch: " .. err) end
-  return yield()
+  return yield(WAIT)
 end
 
 -- mock.proxy with a transform: a handler that forwards, then lets transform(res, req) edit the answer
@@ -80,7 +82,7 @@ function mock.proxy(base, opts)
   return function(req)
     local ok, err = H.wait_proxy(target)
     if not ok then fail("mock.proxy: " .. err) end
-    local res, reason = yield()
+    local res, reason = yield(WAIT)
     if res == nil then
       return mock.json({ error = "mock.proxy: upstream " .. base .. " did not answer: " .. tostring(reason), upstream = base }, { status = 502 })
     end

@@ -288,7 +288,7 @@ for _, name in ipairs { "get", "set", "add", "incr", "delete", "keys", "flush" }
   local f = H["state_" .. name]
   state[name] = function(...)
     local r, err, wait = f(self_arg(...))
-    if wait then r, err = coroutine.yield() end   -- the shared store's reply (sent on the loop's connection)
+    if wait then r, err = coroutine.yield(WAIT) end   -- the shared store's reply (sent on the loop's connection)
     if err ~= nil then error(err, 2) end
     return r
   end

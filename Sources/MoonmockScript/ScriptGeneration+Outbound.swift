@@ -6,7 +6,18 @@ import MoonmockCore
 /// The host side of `mock.sleep`, `mock.fetch`, `mock.proxy{transform}`, `mock.webhook` and
 /// `mock.after`: a wait is noted for the running handler, whose prelude wrapper then yields.
 extension ScriptGeneration {
+    /// Whether the Lua code calling now may wait: the running handler's own coroutine, or a
+    /// stream generator it resumes (which relays the wait).
+    func mayWait(_ stack: LuaStack) -> Bool {
+        guard let thread = handlerThread else { return false }
+        return stack.L == thread || stack.L == relayThread
+    }
+
     func installOutboundHost(_ H: Int32) {
+        vm.setFunction("relay", in: H) { [unowned self] stack in
+            relayThread = stack.isNil(at: 1) ? nil : lua_tothread(stack.L, 1)
+            return 0
+        }
         vm.setFunction("wait_sleep", in: H) { [unowned self] stack in
             try self.noteWait(stack, "mock.sleep") { .sleep(milliseconds: max(0, stack.number(at: 1) ?? 0)) }
         }
@@ -53,11 +64,11 @@ extension ScriptGeneration {
     /// Notes what the running handler waits for (its prelude wrapper yields next); a wait
     /// outside a handler's own coroutine is an error that says where waiting works.
     private func noteWait(_ stack: LuaStack, _ what: String, _ make: () throws -> Suspension.Wait) throws -> Int32 {
-        guard let thread = handlerThread, thread == stack.L else {
+        guard mayWait(stack) else {
             stack.pushNil()
             stack.push(loading ? "\(what) waits only in handlers, not while the script loads"
                        : handlerThread == nil ? "\(what) waits only in handlers and mock.after functions (not in when conditions or stream generators)"
-                       : "\(what) waits only in the handler's own code, not inside a coroutine the handler made")
+                       : "\(what) waits only in the handler's own code (or a stream generator), not inside a coroutine the handler made")
             return 2
         }
         pendingWait = try make()

@@ -11,7 +11,7 @@ extension ScriptGeneration {
     /// The loop's channel when `state` is the shared store and the caller is the running
     /// handler's own coroutine; `nil` when the call should block instead.
     func storeChannel(for state: StateStore, _ stack: LuaStack) -> (any StoreChannel)? {
-        guard state.backend != nil, state === engine.state, let thread = handlerThread, thread == stack.L else { return nil }
+        guard state.backend != nil, state === engine.state, mayWait(stack) else { return nil }
         return StoreChannels.current
     }
 

@@ -72,23 +72,6 @@ extension ScriptGeneration {
         return chunks
     }
 
-    /// Runs a generator's `more` function (the ref) under this VM's lock and the instruction
-    /// budget: its next stretch, or the error that ends the stream.
-    func nextStretch(_ ref: Int32) -> StreamBatch {
-        withVM(nil) {
-            let stack = vm.stack
-            let top = stack.top
-            defer { stack.top = top }
-            lua_rawgeti(vm.state, mm_registryindex(), lua_Integer(ref))
-            do {
-                try vm.call(arguments: 0, results: 2)
-                return StreamBatch(chunks: try readChunks(at: -2, stack), done: stack.bool(at: -1))
-            } catch {
-                return StreamBatch(chunks: [], done: true, error: "stream generator: " + message(error))
-            }
-        }
-    }
-
     /// Lets a generator go — later, on another thread: the caller may be inside this VM's
     /// lock already (a plan made and dropped while a handler runs).
     func release(_ ref: Int32) {
@@ -96,27 +79,4 @@ extension ScriptGeneration {
             withVM(nil) { luaL_unref(vm.state, mm_registryindex(), ref) }
         }
     }
-}
-
-/// A `mock.sse(function(req, stream) ... end)` generator: a coroutine in one VM of the
-/// generation that made it, resumed for each stretch (the generation stays alive meanwhile).
-final class LuaStreamSource: StreamContinuation, @unchecked Sendable {
-    private let generation: ScriptGeneration
-    private let ref = Locked<Int32?>(nil)
-
-    init(generation: ScriptGeneration, ref: Int32) {
-        self.generation = generation
-        self.ref.withLock { $0 = ref }
-    }
-
-    func next() -> StreamBatch {
-        guard let ref = ref.withLock({ $0 }) else { return StreamBatch(chunks: [], done: true) }
-        return generation.nextStretch(ref)
-    }
-
-    func close() {
-        if let ref = ref.withLock({ r in defer { r = nil }; return r }) { generation.release(ref) }
-    }
-
-    deinit { close() }
 }

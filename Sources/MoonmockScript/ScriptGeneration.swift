@@ -65,6 +65,8 @@ public final class ScriptGeneration: @unchecked Sendable {
     /// The thread of the handler running now (host functions that wait check they are called
     /// from it), what it asked to wait for, and whether it is a `mock.after` function.
     var handlerThread: OpaquePointer?
+    /// A stream generator's coroutine being resumed by the running code, whose waits it relays.
+    var relayThread: OpaquePointer?
     var pendingWait: Suspension.Wait?
     var runningAfter = false
     var templates: [Template] = []

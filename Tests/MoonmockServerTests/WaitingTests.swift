@@ -199,6 +199,28 @@ struct WaitingTests {
         #expect(try await waiting.body == "v1")
     }
 
+    @Test("a stream generator fetches between its events, in its first stretch and later ones; mock.sleep in it paces the stream")
+    func generatorWaits() async throws {
+        let upstream = try startServer(upstreamScript)
+        defer { upstream.stop() }
+        let server = try startServer("""
+        mock.get("/feed", mock.sse(function(req, stream)
+          local first = mock.fetch("http://127.0.0.1:\(upstream.port)/text")
+          stream:send({ data = first.body })
+          mock.sleep(50)
+          for i = 1, 2 do
+            local res = mock.fetch("http://127.0.0.1:\(upstream.port)/echo/" .. i)
+            stream:send({ data = res.json.path })
+          end
+        end))
+        """)
+        defer { server.stop() }
+        let answer = await onThread { RawHTTP.exchange(server, "GET /feed HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") }
+        #expect(answer.text.hasPrefix("HTTP/1.1 200"))
+        let events = answer.text.replacingOccurrences(of: "\r\n", with: "\n").components(separatedBy: "\n").filter { $0.hasPrefix("data: ") }
+        #expect(events == ["data: plain text", "data: /echo/1", "data: /echo/2"], "\(answer.text)")
+    }
+
     @Test("mock.sleep outside a handler, and a handler's own coroutine.yield, are errors that say where waiting works")
     func misuse() async throws {
         let server = try startServer("""
