@@ -35,25 +35,20 @@ static size_t on_header(char *data, size_t size, size_t count, void *user) {
     return append(&r->head, data, n) ? n : 0;
 }
 
-void mm_upstream_global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
-
-void *mm_upstream_handle_new(void) { return curl_easy_init(); }
-
-void mm_upstream_handle_free(void *handle) { curl_easy_cleanup(handle); }
-
-int mm_upstream_perform(void *handle, const char *method, const char *url, const char *const *headers, size_t header_count,
-                        const unsigned char *body, size_t body_len, long timeout_ms, int insecure, mm_upstream_result *out) {
-    CURL *h = handle;
-    memset(out, 0, sizeof *out);
-    curl_easy_reset(h);   // options only: the connection cache stays
+// The options of one request, on a fresh or reset handle: the header list (with "Expect:" added:
+// no 100-continue round trip), HTTP/1.1, no redirects followed (they go to the client as they
+// are), the timeout, the certificate check, the result's callbacks; `body` must live as long as
+// the transfer. Returns the header list, which the caller frees after the transfer.
+static struct curl_slist *setup(CURL *h, const char *method, const char *url, const char *const *headers, size_t header_count,
+                                const unsigned char *body, size_t body_len, long timeout_ms, int insecure, mm_upstream_result *out) {
     struct curl_slist *list = NULL;
     for (size_t i = 0; i < header_count; i++) list = curl_slist_append(list, headers[i]);
-    list = curl_slist_append(list, "Expect:");   // no 100-continue round trip
+    list = curl_slist_append(list, "Expect:");
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);   // redirects go to the client as they are
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 10000 ? timeout_ms : 10000L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, insecure ? 0L : 1L);
@@ -74,6 +69,21 @@ int mm_upstream_perform(void *handle, const char *method, const char *url, const
             curl_easy_setopt(h, CURLOPT_POSTFIELDS, body_len > 0 ? (const char *)body : "");
         }
     }
+    return list;
+}
+
+void mm_upstream_global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+void *mm_upstream_handle_new(void) { return curl_easy_init(); }
+
+void mm_upstream_handle_free(void *handle) { curl_easy_cleanup(handle); }
+
+int mm_upstream_perform(void *handle, const char *method, const char *url, const char *const *headers, size_t header_count,
+                        const unsigned char *body, size_t body_len, long timeout_ms, int insecure, mm_upstream_result *out) {
+    CURL *h = handle;
+    memset(out, 0, sizeof *out);
+    curl_easy_reset(h);   // options only: the connection cache stays
+    struct curl_slist *list = setup(h, method, url, headers, header_count, body, body_len, timeout_ms, insecure, out);
     CURLcode code = curl_easy_perform(h);
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
@@ -100,41 +110,14 @@ mm_transfer *mm_transfer_new(const char *method, const char *url, const char *co
     CURL *h = curl_easy_init();
     if (h == NULL) { free(t); return NULL; }
     t->easy = h;
-    struct curl_slist *list = NULL;
-    for (size_t i = 0; i < header_count; i++) list = curl_slist_append(list, headers[i]);
-    list = curl_slist_append(list, "Expect:");
-    t->list = list;
-    curl_easy_setopt(h, CURLOPT_PRIVATE, t);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
-    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 10000 ? timeout_ms : 10000L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, insecure ? 0L : 1L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, insecure ? 0L : 2L);
-    if (ca_file != NULL && ca_file[0] != 0) curl_easy_setopt(h, CURLOPT_CAINFO, ca_file);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &t->result);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &t->result);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t->result.error);
-    curl_easy_setopt(h, CURLOPT_NOPROXY, "localhost,127.0.0.1,::1");
-    if (strcasecmp(method, "HEAD") == 0) {
-        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-    } else if (strcasecmp(method, "GET") != 0 || body_len > 0) {
-        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-        if (body_len > 0 || strcasecmp(method, "POST") == 0 || strcasecmp(method, "PUT") == 0 || strcasecmp(method, "PATCH") == 0) {
-            if (body_len > 0) {
-                t->body = malloc(body_len);
-                if (t->body == NULL) { mm_transfer_free(t); return NULL; }
-                memcpy(t->body, body, body_len);
-            }
-            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-            curl_easy_setopt(h, CURLOPT_POSTFIELDS, body_len > 0 ? (const char *)t->body : "");
-        }
+    if (body_len > 0) {
+        t->body = malloc(body_len);
+        if (t->body == NULL) { curl_easy_cleanup(h); free(t); return NULL; }
+        memcpy(t->body, body, body_len);
     }
+    t->list = setup(h, method, url, headers, header_count, t->body, body_len, timeout_ms, insecure, &t->result);
+    curl_easy_setopt(h, CURLOPT_PRIVATE, t);
+    if (ca_file != NULL && ca_file[0] != 0) curl_easy_setopt(h, CURLOPT_CAINFO, ca_file);
     return t;
 }
 

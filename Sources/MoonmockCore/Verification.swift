@@ -22,7 +22,7 @@ public struct Verification: Sendable {
     public enum Expected: Sendable, Equatable {
         case exactly(Int), atLeast(Int), atMost(Int)
 
-        func holds(_ n: Int) -> Bool {
+        public func holds(_ n: Int) -> Bool {
             switch self {
             case .exactly(let k): return n == k
             case .atLeast(let k): return n >= k

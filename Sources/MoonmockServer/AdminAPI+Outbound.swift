@@ -47,12 +47,10 @@ extension AdminAPI {
         if let other = o.keys.sorted().first(where: { !["outbound", "times", "at_least", "at_most"].contains($0) }) {
             return Self.error("verify: '\(other)' does not go with outbound (use times, at_least or at_most)", 400)
         }
-        let counts = ["times", "at_least", "at_most"].filter { o[$0] != nil }
-        guard counts.count <= 1 else { return Self.error("verify: give one of times, at_least, at_most", 400) }
-        var expected = Verification.Expected.atLeast(1)
-        if let key = counts.first {
-            guard case .integer(let n)? = o[key], n >= 0 else { return Self.error("verify: \(key) must be an integer, 0 or more", 400) }
-            expected = key == "times" ? .exactly(Int(n)) : key == "at_least" ? .atLeast(Int(n)) : .atMost(Int(n))
+        let expected: Verification.Expected
+        switch Self.expectedCount(o) {
+        case .success(let e): expected = e
+        case .failure(let refusal): return refusal.response
         }
         let url = spec["url"]?.stringValue, method = spec["method"]?.stringValue?.uppercased(), kind = spec["kind"]?.stringValue
         let path = spec["path"]?.stringValue
@@ -62,13 +60,7 @@ extension AdminAPI {
                 && (path == nil || URLComponents(string: call.url)?.path == path)
         }
         let label = [method, url ?? path].compactMap { $0 }.joined(separator: " ")
-        let ok: Bool
-        switch expected {
-        case .exactly(let n): ok = matching.count == n
-        case .atLeast(let n): ok = matching.count >= n
-        case .atMost(let n): ok = matching.count <= n
-        }
-        if ok { return .json(.object(["ok": .bool(true), "count": .integer(Int64(matching.count))])) }
+        if expected.holds(matching.count) { return .json(.object(["ok": .bool(true), "count": .integer(Int64(matching.count))])) }
         return .json(.object([
             "ok": .bool(false), "count": .integer(Int64(matching.count)), "expected": .string(expected.description),
             "message": .string("expected outbound \(label.isEmpty ? "calls" : label) \(expected.description) time(s), got \(matching.count)"),

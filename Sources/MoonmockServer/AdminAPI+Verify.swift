@@ -33,12 +33,10 @@ extension AdminAPI {
         } else {
             return Self.error(#"verify: say which requests: "rule", "url", or "pattern" (with "method")"#, 400)
         }
-        let counts = ["times", "at_least", "at_most"].filter { o[$0] != nil }
-        guard counts.count <= 1 else { return Self.error("verify: give one of times, at_least, at_most", 400) }
-        var expected = Verification.Expected.atLeast(1)
-        if let key = counts.first {
-            guard case .integer(let n)? = o[key], n >= 0 else { return Self.error("verify: \(key) must be an integer, 0 or more", 400) }
-            expected = key == "times" ? .exactly(Int(n)) : key == "at_least" ? .atLeast(Int(n)) : .atMost(Int(n))
+        let expected: Verification.Expected
+        switch Self.expectedCount(o) {
+        case .success(let e): expected = e
+        case .failure(let refusal): return refusal.response
         }
         let entries = try engine.journalEntries()
         let result = Verification(target: target, expected: expected, rules: engine.allRules).run(on: entries)
@@ -57,6 +55,18 @@ extension AdminAPI {
         ]
         if entries.isEmpty { body["message"] = .string("expected \(label) \(expected.description) time(s), got 0: no requests were made") }
         return .json(.object(body), status: 422)
+    }
+
+    /// A refusal of a verification's fields: its `400`.
+    struct Refusal: Error { let response: MockResponse }
+
+    /// `times`, `at_least` or `at_most` (at most one; default at least once).
+    static func expectedCount(_ o: [String: JSONValue]) -> Result<Verification.Expected, Refusal> {
+        let counts = ["times", "at_least", "at_most"].filter { o[$0] != nil }
+        guard counts.count <= 1 else { return .failure(Refusal(response: error("verify: give one of times, at_least, at_most", 400))) }
+        guard let key = counts.first else { return .success(.atLeast(1)) }
+        guard case .integer(let n)? = o[key], n >= 0 else { return .failure(Refusal(response: error("verify: \(key) must be an integer, 0 or more", 400))) }
+        return .success(key == "times" ? .exactly(Int(n)) : key == "at_least" ? .atLeast(Int(n)) : .atMost(Int(n)))
     }
 
     /// `{"contract": "clean"}`: no request or answer broke the spec (`--spec`, `mock.spec`)

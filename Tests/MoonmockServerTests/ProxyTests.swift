@@ -25,6 +25,19 @@ mock.get("/slow", mock.text("late", { delay = 2000 }))
 mock.get("/teapot", mock.status(418, "short and stout"))
 """#
 
+/// A socket listening on 127.0.0.1 at a port the kernel chose: (descriptor, port).
+func loopbackListener() -> (Int32, Int) {
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    listen(listener, 8)
+    var bound = sockaddr_in(), length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+    return (listener, Int(UInt16(bigEndian: bound.sin_port)))
+}
+
 /// A server that answers every request with a chunked body, by hand (Moonmock's own server
 /// always sends a length).
 final class ChunkedUpstream: @unchecked Sendable {
@@ -32,16 +45,9 @@ final class ChunkedUpstream: @unchecked Sendable {
     private let fd: Int32
 
     init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        listen(listener, 8)
-        var bound = sockaddr_in(), length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        let (listener, port) = loopbackListener()
         fd = listener
-        port = Int(UInt16(bigEndian: bound.sin_port))
+        self.port = port
         Thread {
             while true {
                 let client = accept(listener, nil, nil)

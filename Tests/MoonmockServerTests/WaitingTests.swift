@@ -21,16 +21,9 @@ final class SilentUpstream: @unchecked Sendable {
     let closed = DispatchSemaphore(value: 0)
 
     init() {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        listen(listener, 8)
-        var bound = sockaddr_in(), length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        let (listener, port) = loopbackListener()
         fd = listener
-        port = Int(UInt16(bigEndian: bound.sin_port))
+        self.port = port
         Thread { [accepted, closed] in
             let client = accept(listener, nil, nil)
             if client < 0 { return }

@@ -105,12 +105,8 @@ export class Client {
       query.pattern = pattern;
       if (method != null) query.method = method;
     }
-    if (times !== undefined) query.times = times;
-    if (atLeast !== undefined) query.at_least = atLeast;
-    if (atMost !== undefined) query.at_most = atMost;
-    const { status, body } = await this._request("POST", "/__moonmock/verify", query);
-    if (status === 200) return Number(body.count);
-    if (status !== 422) throw this._error(status, body);
+    const body = await this._verify(query, { times, atLeast, atMost });
+    if (typeof body === "number") return body;
     const lines = [body.message || "verification failed"];
     for (const miss of body.near_misses || []) lines.push(`  closest: ${miss.request}: ${(miss.reasons || []).join("; ")}`);
     for (const entry of (body.requests || []).slice(-5)) lines.push(`  counted: ${entry.method} ${entry.url} -> ${entry.status}`);
@@ -128,13 +124,8 @@ export class Client {
     if (method !== undefined) outbound.method = method;
     if (path !== undefined) outbound.path = path;
     if (kind !== undefined) outbound.kind = kind;
-    const query = { outbound };
-    if (times !== undefined) query.times = times;
-    if (atLeast !== undefined) query.at_least = atLeast;
-    if (atMost !== undefined) query.at_most = atMost;
-    const { status, body } = await this._request("POST", "/__moonmock/verify", query);
-    if (status === 200) return Number(body.count);
-    if (status !== 422) throw this._error(status, body);
+    const body = await this._verify({ outbound }, { times, atLeast, atMost });
+    if (typeof body === "number") return body;
     const lines = [body.message || "verification failed"];
     for (const call of (body.calls || []).slice(-10)) lines.push(`  made: ${call.kind} ${call.method} ${call.url} -> ${call.status ?? call.error}`);
     throw new AssertionError({ message: lines.join("\n"), actual: body.count, expected: body.expected, operator: "verifyOutbound" });
@@ -193,6 +184,17 @@ export class Client {
   /** Reloads the script; rejects with the script's error when it does not load. */
   async reload() { return (await this._call("POST", "/__moonmock/reload")).message; }
   async health() { return this._call("GET", "/__moonmock/health"); }
+
+  /** POST /__moonmock/verify with the count: the count when it holds, else the 422's body. */
+  async _verify(query, { times, atLeast, atMost }) {
+    if (times !== undefined) query.times = times;
+    if (atLeast !== undefined) query.at_least = atLeast;
+    if (atMost !== undefined) query.at_most = atMost;
+    const { status, body } = await this._request("POST", "/__moonmock/verify", query);
+    if (status === 200) return Number(body.count);
+    if (status !== 422) throw this._error(status, body);
+    return body;
+  }
 
   async _call(method, path, payload) {
     const { status, body } = await this._request(method, path, payload);

@@ -182,6 +182,19 @@ class Client:
             query["pattern"] = pattern
             if method is not None:
                 query["method"] = method
+        answer = self._verify(query, times, at_least, at_most)
+        if isinstance(answer, int):
+            return answer
+        lines = [answer.get("message", "verification failed")]
+        for miss in answer.get("near_misses", []):
+            lines.append(f"  closest: {miss['request']}: " + "; ".join(miss.get("reasons", [])))
+        for entry in answer.get("requests", [])[-5:]:
+            lines.append(f"  counted: {entry['method']} {entry['url']} -> {entry['status']}")
+        raise AssertionError("\n".join(lines))
+
+    def _verify(self, query: Dict[str, JSON], times: Optional[int], at_least: Optional[int],
+                at_most: Optional[int]) -> Union[int, Dict[str, JSON]]:
+        """POST /__moonmock/verify with the count: the count when it holds, else the 422's body."""
         for key, value in (("times", times), ("at_least", at_least), ("at_most", at_most)):
             if value is not None:
                 query[key] = value
@@ -190,12 +203,7 @@ class Client:
             return int(answer["count"])
         if status != 422:
             raise self._error(status, answer)
-        lines = [answer.get("message", "verification failed")]
-        for miss in answer.get("near_misses", []):
-            lines.append(f"  closest: {miss['request']}: " + "; ".join(miss.get("reasons", [])))
-        for entry in answer.get("requests", [])[-5:]:
-            lines.append(f"  counted: {entry['method']} {entry['url']} -> {entry['status']}")
-        raise AssertionError("\n".join(lines))
+        return answer
 
     # -- outbound calls (mock.fetch, webhooks)
 
@@ -206,15 +214,9 @@ class Client:
         and ``kind`` (``"fetch"``, ``"webhook"``, ``"proxy"``). Raises ``AssertionError`` listing
         the calls made; returns the count."""
         outbound: Dict[str, JSON] = {k: v for k, v in (("url", url), ("method", method), ("path", path), ("kind", kind)) if v is not None}
-        query: Dict[str, JSON] = {"outbound": outbound}
-        for key, value in (("times", times), ("at_least", at_least), ("at_most", at_most)):
-            if value is not None:
-                query[key] = value
-        status, answer = self._request("POST", "/__moonmock/verify", query)
-        if status == 200:
-            return int(answer["count"])
-        if status != 422:
-            raise self._error(status, answer)
+        answer = self._verify({"outbound": outbound}, times, at_least, at_most)
+        if isinstance(answer, int):
+            return answer
         lines = [answer.get("message", "verification failed")]
         for call in answer.get("calls", [])[-10:]:
             lines.append(f"  made: {call['kind']} {call['method']} {call['url']} -> {call.get('status') or call.get('error')}")
