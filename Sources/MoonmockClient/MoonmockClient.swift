@@ -77,6 +77,31 @@ public struct MoonmockClient: Sendable {
         throw MoonmockClientError.verification(lines.joined(separator: "\n"))
     }
 
+    /// Asserts how often handlers called out (`mock.fetch`, webhooks): by the whole `url` or its
+    /// `path`, with `method` and `kind`; the count. A failure lists the calls made.
+    @discardableResult
+    public func verifyOutbound(url: String? = nil, path: String? = nil, method: String? = nil, kind: String? = nil,
+                               times: Int) async throws -> Int {
+        var outbound: [String: Any] = [:]
+        for (key, value) in [("url", url), ("path", path), ("method", method), ("kind", kind)] { if let value { outbound[key] = value } }
+        let body = try JSONSerialization.data(withJSONObject: ["outbound": outbound, "times": times])
+        let (status, answer) = try await request("POST", "/__moonmock/verify", body: body)
+        let object = answer as? [String: Any] ?? [:]
+        if status == 200 { return (object["count"] as? Int) ?? 0 }
+        guard status == 422 else { throw MoonmockClientError.server(status: status, message: Self.message(object, answer)) }
+        var lines = [(object["message"] as? String) ?? "verification failed"]
+        for call in object["calls"] as? [[String: Any]] ?? [] {
+            lines.append("  made: \(call["kind"] as? String ?? "") \(call["method"] as? String ?? "") \(call["url"] as? String ?? "")")
+        }
+        throw MoonmockClientError.verification(lines.joined(separator: "\n"))
+    }
+
+    /// Waits until every webhook and `mock.after` function is done: `pending` (0), `sent`, `failed`.
+    @discardableResult
+    public func flushWebhooks(timeoutMilliseconds: Int = 10_000) async throws -> [String: Any] {
+        try await call("POST", "/__moonmock/webhooks/flush?timeout_ms=\(timeoutMilliseconds)", body: Data("{}".utf8))
+    }
+
     /// What the specs (`--spec`, `mock.spec`) say of the requests so far: `operations` (each
     /// with its requests and violations), `uncovered`, `violations`.
     public func contract() async throws -> [String: Any] { try await call("GET", "/__moonmock/contract") }

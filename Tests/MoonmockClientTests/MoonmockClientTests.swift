@@ -15,6 +15,7 @@ struct MoonmockClientTests {
     mock.get("/users/:id", function(req) return { id = tonumber(req.params.id) } end, { name = "user" })
     mock.get("/weather", mock.variants { default = "sunny", sunny = { sky = "clear" }, storm = mock.status(503, { sky = "dark" }) })
     mock.get("/count", function() return { n = mock.state:incr("hits") } end)
+    mock.post("/notify", function(req) mock.webhook { url = req.query.to, json = { ok = true } }; return mock.status(202) end)
     """#
 
     /// A server serving `script`, and a client for it; stopped at the end.
@@ -62,6 +63,21 @@ struct MoonmockClientTests {
             try await mm.removeRule(id: id)
             #expect(try await Self.get(base + "/users/7").0 == 200)
             #expect(try await mm.addRule(json: #"[{"path": "/a", "respond": {"text": "a"}}, {"path": "/b", "respond": {"text": "b"}}]"#).count == 2)
+        }
+    }
+
+    @Test("verifyOutbound and flushWebhooks: a webhook sent back to the server itself")
+    func outbound() async throws {
+        try await Self.serving { client, base in
+            let hook = base + "/users/1"
+            var request = URLRequest(url: URL(string: base + "/notify?to=" + hook)!)
+            request.httpMethod = "POST"
+            let (_, response) = try await Self.session.data(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 202)
+            let flushed = try await client.flushWebhooks()
+            #expect(flushed["pending"] as? Int == 0 && flushed["sent"] as? Int == 1)
+            #expect(try await client.verifyOutbound(url: hook, method: "POST", times: 1) == 1)
+            await #expect(throws: MoonmockClientError.self) { try await client.verifyOutbound(path: "/elsewhere", times: 1) }
         }
     }
 

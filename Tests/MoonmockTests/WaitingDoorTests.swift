@@ -53,4 +53,19 @@ struct WaitingDoorTests {
         let (body, response) = try await session.fetch("http://api.test/long")
         #expect(response.statusCode == 504 && body.contains("mock.sleep(3000 ms)"))
     }
+
+    @Test("a webhook in-process goes after the task's answer; flushWebhooks waits for it; verifyOutbound counts it")
+    func webhook() async throws {
+        let receiver = try LoopbackServer(body: "thanks")
+        let hook = "http://127.0.0.1:\(receiver.port)/hooks"
+        let moonmock = try makeMoonmock("""
+        mock.post("/pay", function() mock.webhook { url = "\(hook)", json = { paid = true }, delay = 50 }; return mock.status(202) end)
+        """)
+        let (_, response) = try await moonmock.makeSession().fetch("http://api.test/pay", method: "POST")
+        #expect(response.statusCode == 202)
+        #expect(await moonmock.flushWebhooks() == 0)
+        try moonmock.verifyOutbound(url: hook, method: "post", kind: "webhook", times: 1)
+        #expect(moonmock.outboundCalls.first?.status == 200)
+        #expect(throws: MoonmockError.self) { try moonmock.verifyOutbound(path: "/other") }
+    }
 }
