@@ -28,6 +28,10 @@ final class EngineLane {
     /// Requests of this engine running on this thread (more than one when a responder asks
     /// the engine again).
     var depth = 0
+    /// While a request is routed again after a wait: what its routing learned (budgets claimed,
+    /// conditions decided); and the index of the condition that asked to wait.
+    var memo: RoutingMemo?
+    var waitingPredicate = 0
     /// The journal record this thread's last request pushed out of its ring: the next one is
     /// written into it when nothing else holds it.
     var spareRecord: JournalRecord?

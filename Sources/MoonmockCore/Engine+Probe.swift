@@ -22,7 +22,11 @@ extension Engine {
                 for index in set.candidates(for: request, path) {
                     let rule = set.rules[index]
                     guard let captures = rule.pattern.match(request, path), !rule.isRetired else { continue }
-                    if let failure = failedPredicate(rule, request, captures), !failure.hasPrefix(Predicate.stoppedMarker) { continue }
+                    if let failure = failedPredicate(rule, request, captures, EngineLanes.lane(serial)) {
+                        // A condition that would wait: the request is taken (the wait happens when it is answered).
+                        if failure == Predicate.waitMarker { PendingCondition.take()?.drop(); return true }
+                        if !failure.hasPrefix(Predicate.stoppedMarker) { continue }
+                    }
                     return true
                 }
             }

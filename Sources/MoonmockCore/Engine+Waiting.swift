@@ -172,7 +172,8 @@ private final class WaitRun: @unchecked Sendable {
             return true
         }
         guard go else { return }
-        let (next, error) = s.resume(outcome)
+        let resumed = s.resume(outcome)
+        let next = resumed.response, error = resumed.error
         let finishedMeanwhile = state.withLock { st -> Bool in
             st.resuming = false
             if st.finished { return true }
@@ -187,6 +188,8 @@ private final class WaitRun: @unchecked Sendable {
         if finishedMeanwhile { return }
         cancelDeadline?()
         if detached { return done(next, 0) }
+        // Routed again by the engine (a budget or a condition that waited): recorded already.
+        if let delay = resumed.journaledDelay { return done(next, delay) }
         let (response, delay) = engine.finishWaiting(exchange, next, logs: s.context.logs, error: error, started: started)
         done(response, delay)
     }

@@ -160,7 +160,7 @@ public final class Engine: Sendable {
         return lane.nextID
     }
 
-    private func handle(_ request: MockRequest, _ sets: RuleSets, _ lane: EngineLane, _ started: UInt64) -> Exchange {
+    func handle(_ request: MockRequest, _ sets: RuleSets, _ lane: EngineLane, _ started: UInt64) -> Exchange {
         if let batch = graphQLBatch(request), let exchange = handleBatch(request, batch, sets, lane, started) {
             return exchange
         }
@@ -284,7 +284,11 @@ public final class Engine: Sendable {
     private func attempt(_ rule: Rule, _ borrowed: Unmanaged<Rule>, _ request: MockRequest, _ path: PathSegments, _ lane: EngineLane,
                          _ fellThrough: inout Set<ObjectIdentifier>) -> Routed? {
         guard let captures = rule.pattern.match(request, path) else { return nil }
-        if let failure = failedPredicate(rule, request, captures) {
+        if let failure = failedPredicate(rule, request, captures, lane) {
+            if failure == Predicate.waitMarker, let pending = PendingCondition.take() {
+                // A condition that waits (mock.fetch in `when`): routed again once it has decided.
+                return Routed(rule: borrowed, response: .fault(.suspended(conditionWait(rule, pending, request, lane))), logs: [], error: nil)
+            }
             guard failure.hasPrefix(Predicate.stoppedMarker) else { return nil }
             // A condition whose code was stopped (a runaway pattern): a 500, as for a handler.
             let message = "condition of rule '\(rule.id)' stopped: " + failure.dropFirst(Predicate.stoppedMarker.count)
@@ -292,12 +296,19 @@ public final class Engine: Sendable {
             return Routed(rule: borrowed, response: .text(message + "\n", status: 500), logs: [], error: message)
         }
         if rule.times != nil, let store {
-            // A budget shared by every replica: counted in the store.
-            do {
-                guard try rule.claim(in: store) else { return nil }
-            } catch {
-                rule.recordHit(stripe: lane.stripe)
-                return Routed(rule: borrowed, response: StoreUnavailable.response(String(describing: error)), logs: [], error: String(describing: error))
+            // A budget shared by every replica: counted in the store — on a loop with its own
+            // connection without blocking it (the request is routed again with the count).
+            if let claimed = lane.memo?.claims[ObjectIdentifier(rule)] {
+                guard claimed else { return nil }
+            } else if rule.storeWaits, let channel = StoreChannels.current {
+                return Routed(rule: borrowed, response: .fault(.suspended(budgetWait(rule, request, channel, lane))), logs: [], error: nil)
+            } else {
+                do {
+                    guard try rule.claim(in: store) else { return nil }
+                } catch {
+                    rule.recordHit(stripe: lane.stripe)
+                    return Routed(rule: borrowed, response: StoreUnavailable.response(String(describing: error)), logs: [], error: String(describing: error))
+                }
             }
         } else {
             guard rule.claim() else { return nil }
@@ -358,38 +369,5 @@ public final class Engine: Sendable {
         }
         rule.recordHit(stripe: lane.stripe)
         return Routed(rule: borrowed, response: consume response, logs: context.logs, error: error, chaos: ruleChaos)
-    }
-
-    /// `nil` when the request meets every predicate of `rule`, else the first one's reason. Read
-    /// in place (an iterator would retain the rule's array, whose reference count every worker shares).
-    func failedPredicate(_ rule: Rule, _ request: MockRequest, _ captures: RouteCaptures) -> String? {
-        rule.predicates.withUnsafeBufferPointer { predicates in
-            if predicates.isEmpty { return nil }
-            let params = captures.dictionary
-            for i in predicates.indices {
-                // The operation-name index only offers this rule to requests naming its operation.
-                if let operation = rule.graphQLOperation, predicates[i].graphQLOperation == operation { continue }
-                if let reason = predicates[i].check(request, params) { return reason }
-            }
-            return nil
-        }
-    }
-
-    func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
-                        _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane, contract: JSONValue? = nil,
-                        chaos: ChaosMark? = nil) -> Exchange {
-        // A handler that waits is recorded when it answers (``finishWaiting``).
-        if case .suspended? = response.fault { return Exchange(request: request, response: response, delayMilliseconds: 0, ruleID: ruleID, nearMisses: []) }
-        let delay = (response.delay?.sample(environment.random) ?? 0) + (chaos?.extraDelay ?? 0)
-        let now = DispatchTime.now().uptimeNanoseconds
-        let elapsed = Int((now - started) / 1000)
-        journal.record(at: now, request, timestamp: environment.usesSystemClock ? lane.wallClock(at: now) : environment.now(),
-                       status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
-                       delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses, stripe: lane.stripe,
-                       response: response, contract: contract, chaos: chaos?.kind, spare: &lane.spareRecord)
-        if feed.isWatched { feed.publish(.request(id: request.id)) }
-        var exchange = Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
-        if let chaos { exchange.chaos = chaos.kind }
-        return exchange
     }
 }

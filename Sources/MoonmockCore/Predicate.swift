@@ -51,6 +51,9 @@ public struct Predicate: Sendable {
     /// (a pattern past the instruction budget): the engine answers `500` with it instead of trying
     /// the next rule, as it would for a handler stopped the same way.
     public static let stoppedMarker = "\u{1}stopped: "
+    /// The reason of a condition that waits (`mock.fetch` in `when`): its ``ConditionWait`` is
+    /// in ``PendingCondition``, and the engine suspends the request until it decides.
+    public static let waitMarker = "\u{1}waiting"
     /// Whether evaluating it runs user code (Lua); near-miss reports skip those when cheaper
     /// conditions already failed.
     public let isCustomCode: Bool

@@ -160,7 +160,7 @@ public final class Rule: Sendable {
         self.graphQLOperation = graphQLOperation
         self.definition = definition
         self.mayUseStore = mayUseStore || times != nil
-        self.storeWaits = storeWaits && times == nil && answerCache == nil
+        self.storeWaits = storeWaits && answerCache == nil
         self.chaos = chaos
         self.answerCache = answerCache
         self.responder = responder
@@ -219,6 +219,18 @@ public final class Rule: Sendable {
         guard let times else { return true }
         let n = try store.count(budgetCounter, by: 1)
         // Spent: the local count says so too (the rule lists as retired here).
+        if n > Int64(times) {
+            claimed.store(times, ordering: .relaxed)
+            return false
+        }
+        claimed.add(1, ordering: .relaxed)
+        return true
+    }
+
+    /// Notes a claim counted in the store without waiting (`n`, the counter after it): as
+    /// ``claim(in:)`` does with the count it waits for.
+    func noteSharedClaim(count n: Int64) -> Bool {
+        guard let times else { return true }
         if n > Int64(times) {
             claimed.store(times, ordering: .relaxed)
             return false

@@ -12,10 +12,12 @@ public enum StateOperation: Sendable {
     case add(String, StateValue, ttl: Double?)
     case incr(String, by: StateValue, initial: StateValue)
     case delete(String)
+    /// A counter of the engine's (a `times` budget, a sequence's position): ``SharedStore/count(_:by:)``.
+    case count(String, by: Int64)
 
     public var key: String {
         switch self {
-        case .get(let k), .set(let k, _, _), .add(let k, _, _), .incr(let k, _, _), .delete(let k): return k
+        case .get(let k), .set(let k, _, _), .add(let k, _, _), .incr(let k, _, _), .delete(let k), .count(let k, _): return k
         }
     }
 
@@ -27,6 +29,7 @@ public enum StateOperation: Sendable {
         case .add: return "add"
         case .incr: return "incr"
         case .delete: return "delete"
+        case .count: return "count"
         }
     }
 }
@@ -105,7 +108,7 @@ extension StateStore {
         channel.submit(operation) { [self] result in
             if case .success(let r) = result {
                 switch operation {
-                case .get: break
+                case .get, .count: break
                 case .add, .delete: if r == .flag(true) { changed(operation.key) }
                 default: changed(operation.key)
                 }

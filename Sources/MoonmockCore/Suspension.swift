@@ -29,17 +29,31 @@ public final class Suspension: @unchecked Sendable, Equatable, CustomStringConve
         case stored(StateResult)
     }
 
+    /// What a resume gave: the next response (the answer, or another suspended one), the
+    /// handler's error, and — when the engine routed the request again and recorded it
+    /// already — the delay it sampled (the driver then records nothing more).
+    public struct Resumed: Sendable {
+        public var response: MockResponse
+        public var error: String?
+        public var journaledDelay: Double?
+        public init(_ response: MockResponse, error: String? = nil, journaledDelay: Double? = nil) {
+            self.response = response
+            self.error = error
+            self.journaledDelay = journaledDelay
+        }
+    }
+
     public let wait: Wait
     /// The request's context: its logs grow as the handler goes on.
     public let context: RequestContext
-    private let resumeBody: (Outcome) -> (MockResponse, error: String?)
+    private let resumeBody: (Outcome) -> Resumed
     private let dropBody: () -> Void
     /// What the handler needs alive while it waits (its rule, its script generation).
     private let keep: [AnyObject]
 
     /// `resume` runs the handler on with the outcome and gives its next response (the answer,
     /// or another suspended one) and the handler's error when it failed. `drop` lets the handler go without resuming it.
-    public init(wait: Wait, context: RequestContext, keep: [AnyObject], resume: @escaping (Outcome) -> (MockResponse, error: String?),
+    public init(wait: Wait, context: RequestContext, keep: [AnyObject], resume: @escaping (Outcome) -> Resumed,
                 drop: @escaping () -> Void) {
         self.wait = wait
         self.context = context
@@ -48,7 +62,20 @@ public final class Suspension: @unchecked Sendable, Equatable, CustomStringConve
         dropBody = drop
     }
 
-    public func resume(_ outcome: Outcome) -> (MockResponse, error: String?) { resumeBody(outcome) }
+    public func resume(_ outcome: Outcome) -> Resumed { resumeBody(outcome) }
+
+    /// The same wait, its final answer changed by `transform` (a rule's defaults).
+    public func mapped(_ transform: @escaping (MockResponse) -> MockResponse) -> Suspension {
+        Suspension(wait: wait, context: context, keep: [self], resume: { [self] outcome in
+            var resumed = resume(outcome)
+            if case .suspended(let next)? = resumed.response.fault {
+                resumed.response = .fault(.suspended(next.mapped(transform)))
+            } else if resumed.journaledDelay == nil {
+                resumed.response = transform(resumed.response)
+            }
+            return resumed
+        }, drop: { [self] in drop() })
+    }
     public func drop() { dropBody() }
 
     public var description: String {

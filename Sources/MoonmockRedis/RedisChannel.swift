@@ -31,7 +31,7 @@ final class RedisChannel: StoreChannel {
         guard let connection = connected() else {
             return completion(.failure(StoreUnavailable("Redis at \(store.url.display) cannot be reached")))
         }
-        let k = store.key("s", operation.key)
+        let k = store.key(operation.name == "count" ? "c" : "s", operation.key)
         let deadline = DispatchTime.now().uptimeNanoseconds + timeout
         do {
             switch operation {
@@ -47,6 +47,13 @@ final class RedisChannel: StoreChannel {
                 }
             case .delete:
                 try send(connection, ["DEL", k], deadline) { completion($0.map { .flag($0 == .integer(1)) }) }
+            case .count(let name, let by):
+                try send(connection, ["INCRBY", k, String(by)], deadline) { result in
+                    completion(result.flatMap { reply in
+                        guard case .integer(let n) = reply else { return .failure(StoreUnavailable("INCRBY of counter '\(name)' did not answer a number: \(reply)")) }
+                        return .success(.value(.integer(n)))
+                    })
+                }
             case .incr(let key, let by, let initial):
                 guard case .integer(let step) = by, case .integer(let start) = initial else {
                     // Doubles: the script of the blocking path (rare; one round trip on the loop).

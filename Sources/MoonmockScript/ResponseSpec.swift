@@ -30,6 +30,7 @@ enum ResponseSpec: Sendable {
             }
             return (response, explicit)
         case .sequence(let id, let items):
+            if let waiting = generation.sequenceWait(id, items, context) { return (waiting, true) }
             let n = try generation.sequenceHits.next(id)
             return try items[min(n, items.count - 1)].realize(context, generation)
         case .conditional(let spec):

@@ -67,7 +67,7 @@ extension ScriptGeneration {
         guard mayWait(stack) else {
             stack.pushNil()
             stack.push(loading ? "\(what) waits only in handlers, not while the script loads"
-                       : handlerThread == nil ? "\(what) waits only in handlers and mock.after functions (not in when conditions or stream generators)"
+                       : handlerThread == nil ? "\(what) waits only in handlers, conditions, stream generators and mock.after functions"
                        : "\(what) waits only in the handler's own code (or a stream generator), not inside a coroutine the handler made")
             return 2
         }
@@ -141,11 +141,11 @@ extension ScriptGeneration {
                     defer { runningAfter = false }
                     return try runAfterStep(thread, arguments: push(outcome, on: thread), context)
                 }
-                if case .waiting(let next, let wait) = step { return (.fault(.suspended(afterSuspension(next, wait, context))), nil) }
-                return (MockResponse(), nil)
+                if case .waiting(let next, let wait) = step { return Suspension.Resumed(.fault(.suspended(afterSuspension(next, wait, context)))) }
+                return Suspension.Resumed(MockResponse())
             } catch {
                 options.log?("mock.after: \(error)")
-                return (MockResponse(status: 500), String(describing: error))
+                return Suspension.Resumed(MockResponse(status: 500), error: String(describing: error))
             }
         }, drop: { [self] in DispatchQueue.global().async { [self] in withVM(nil) { vm.release(thread) } } })
     }

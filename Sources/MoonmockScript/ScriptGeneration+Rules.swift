@@ -184,15 +184,21 @@ extension ScriptGeneration {
             try Self.checkParameters(of: spec, against: pattern)
             callsLua = false   // a value (fixed, template, sequence) is realized in Swift
             if case .fixed = spec { fixed = true }
+            // A fixed answer or a sequence uses the store only for its budget or its position,
+            // both of which a loop with its own store connection counts without blocking.
+            if case .fixed = spec { waits = true } else if case .sequence = spec { waits = true }
             responder = { [unowned self] context in
                 let (response, explicit) = try spec.realize(context, self)
+                if case .suspended(let s)? = response.fault {   // a sequence's position in the shared store
+                    return .fault(.suspended(s.mapped { ruleDefaults.apply(to: $0, explicitStatus: true) }))
+                }
                 return ruleDefaults.apply(to: response, explicitStatus: explicit)
             }
         }
         let rule = Rule(id: name, method: method, pattern: pattern, predicates: predicates, times: times,
                         priority: priority, location: location.isEmpty ? nil : location, graphQLOperation: operation,
                         mayUseStore: !fixed || predicates.contains(where: \.isCustomCode),
-                        storeWaits: waits && !predicates.contains(where: \.isCustomCode),
+                        storeWaits: waits,
                         chaos: chaosPolicy.map { ChaosRunner($0, seed: SeededRandom.mix(engine.environment.seed, SeededRandom.seed("rule:\(name ?? Rule.defaultID(method: method, pattern: pattern))@\(location)"))) },
                         answerCache: string("cache_version").map(AnswerCache.init(versionKey:)),
                         responder: responder)
@@ -319,19 +325,6 @@ extension ScriptGeneration {
             pushRequest(context, stack)
             try vm.call(arguments: 1, results: 1)
             return try read(stack)
-        }
-    }
-
-    /// Runs a `when(req)` predicate. An error counts as "no match" and is given as the reason.
-    func callWhen(_ ref: Int32, _ request: MockRequest, _ params: [String: String]) -> String? {
-        // `when` runs before a rule is chosen; the probe context serves req.json and logging.
-        let probe = RequestContext.probe(request: request, params: params, engine: engine)
-        do {
-            return try call(ref, with: probe) { stack in
-                stack.bool(at: -1) ? nil : "when(req) returned \(stack.isNil(at: -1) ? "nil" : "false")"
-            }
-        } catch {
-            return "when(req) failed: \(message(error))"
         }
     }
 

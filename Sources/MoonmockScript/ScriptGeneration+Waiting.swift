@@ -90,20 +90,20 @@ extension ScriptGeneration {
                 switch step {
                 case .answered(.some(let spec)):
                     let (response, explicit) = try spec.realize(context, self)
-                    return (defaults.apply(to: response, explicitStatus: explicit), nil)
+                    return Suspension.Resumed(defaults.apply(to: response, explicitStatus: explicit))
                 case .answered(.none):
                     let message = "handler of rule '\(ruleID)' returned nil after waiting: a handler that waited must answer"
-                    return (.text(message + "\n", status: 500), message)
+                    return Suspension.Resumed(.text(message + "\n", status: 500), error: message)
                 case .waiting(let next, let wait):
-                    return (suspended(next, wait, context, defaults), nil)
+                    return Suspension.Resumed(suspended(next, wait, context, defaults))
                 }
             } catch {
                 let text = String(describing: error)
                 // The shared store was away: a 503 that says so, as before a wait.
                 if text.contains(StoreUnavailable.marker) {
-                    return (StoreUnavailable.response("rule '\(ruleID)': " + text.split(separator: "\n")[0]), text)
+                    return Suspension.Resumed(StoreUnavailable.response("rule '\(ruleID)': " + text.split(separator: "\n")[0]), error: text)
                 }
-                return (.text("handler error in rule '\(ruleID)': \(text)\n", status: 500), text)
+                return Suspension.Resumed(.text("handler error in rule '\(ruleID)': \(text)\n", status: 500), error: text)
             }
         }, drop: { [self] in
             guard !released.withLock({ r in defer { r = true }; return r }) else { return }

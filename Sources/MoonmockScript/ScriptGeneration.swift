@@ -119,6 +119,9 @@ public final class ScriptGeneration: @unchecked Sendable {
             self.counts = counts
         }
 
+        /// The shared store's counter of sequence `id`, when replicas count it together.
+        func sharedCounter(_ id: Int) -> String? { store == nil ? nil : "seq:\(scope)#\(id)" }
+
         /// The hit number (0-based) of this request for sequence `id`.
         func next(_ id: Int) throws -> Int {
             if let store { return Int(try store.count("seq:\(scope)#\(id)", by: 1)) - 1 }

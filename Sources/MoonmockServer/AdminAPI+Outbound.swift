@@ -28,11 +28,11 @@ extension AdminAPI {
             let (pending, sent, failed) = outbox.counts
             let body = JSONValue.object(["pending": .integer(Int64(pending)), "sent": .integer(Int64(sent)), "failed": .integer(Int64(failed))])
             guard left.withLock({ $0 }) == 0 else {
-                return (.json(.object(["error": .string("\(pending) webhook(s) or mock.after function(s) still pending after \(Int(timeout)) ms"),
+                return Suspension.Resumed(.json(.object(["error": .string("\(pending) webhook(s) or mock.after function(s) still pending after \(Int(timeout)) ms"),
                                        "pending": .integer(Int64(pending)), "sent": .integer(Int64(sent)), "failed": .integer(Int64(failed))]),
-                              status: 504), nil)
+                              status: 504))
             }
-            return (.json(body), nil)
+            return Suspension.Resumed(.json(body))
         }, drop: {})
         return .fault(.suspended(suspension))
     }

@@ -274,6 +274,32 @@ def test_a_hung_redis_holds_up_only_the_requests_that_need_it(tmp_path, redis) -
         server.stop()
 
 
+def test_budgets_sequences_and_state_wait_on_the_loop_not_on_a_store_worker(tmp_path, redis) -> None:
+    # One store worker: were the budget, sequence and state requests on it while Redis hangs, the
+    # admin request behind them would wait out their store timeout too.
+    (server,) = start_replicas(tmp_path, redis, 1, ["--store-timeout", "3", "--store-workers", "1"])
+    try:
+        assert get(server.url + "/twice")[0] == 200
+        redis.pause()
+        waiting = []
+        paths = ["/twice", "/seq", "/count", "/waits"]
+        threads = [threading.Thread(target=lambda p=p: waiting.append(get(server.url + p, timeout=10)[0])) for p in paths]
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        assert admin(server, "rules")[0] == 200
+        assert time.monotonic() - t0 < 1.0
+        assert all(t.is_alive() for t in threads)
+        redis.resume()
+        for t in threads:
+            t.join(10)
+        assert sorted(waiting) == [200] * 4
+    finally:
+        redis.resume()
+        server.stop()
+
+
 def test_pipelined_requests_to_a_stateful_rule_answer_in_order(replicas) -> None:
     host, port = replicas[0].url.split("//")[1].split(":")
     with socket.create_connection((host, int(port)), timeout=5) as s:

@@ -181,17 +181,23 @@ struct WaitingTests {
 
     @Test("a reload while handlers wait: they finish on their generation, new requests get the new one")
     func reloadWhileWaiting() async throws {
-        let server = try startServer(#"local v = "v1"; mock.get("/v", function() mock.sleep(1000); return v end)"#)
+        let server = try startServer(#"local v = "v1"; mock.get("/v", function() mock.sleep(2000); return v end)"#)
         defer { server.stop() }
-        // A raw client on a thread of its own (URLSession may start a request late on a busy machine).
-        let waiting = Task { await onThread { RawHTTP.exchange(server, "GET /v HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text } }
+        // A raw client on a thread started now (a task or URLSession may start late on a busy machine).
+        let answer = Locked("")
+        let answered = DispatchSemaphore(value: 0)
+        Thread {
+            answer.withLock { $0 = RawHTTP.exchange(server, "GET /v HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text }
+            answered.signal()
+        }.start()
         // Reloaded once the handler waits (the request is in flight).
-        let deadline = Date().addingTimeInterval(5 * timeScale)
+        let deadline = Date().addingTimeInterval(10 * timeScale)
         while server.requestsInFlight == 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(server.requestsInFlight == 1)
         try server.engine.loadScript(source: #"local v = "v2"; mock.get("/v", function() return v end)"#)
         #expect(try await server.fetch("/v").body == "v2")
-        #expect(await waiting.value.hasSuffix("\r\n\r\nv1"))
+        #expect(await onThread { answered.wait(timeout: .now() + 10) } == .success)
+        #expect(answer.withLock { $0 }.hasSuffix("\r\n\r\nv1"))
     }
 
     @Test("a stream generator fetches between its events, in its first stretch and later ones; mock.sleep in it paces the stream")
@@ -216,6 +222,28 @@ struct WaitingTests {
         #expect(events == ["data: plain text", "data: /echo/1", "data: /echo/2"], "\(answer.text)")
     }
 
+    @Test("a when condition waits (mock.fetch, mock.sleep): it decides after its wait; a false one falls through to the next rule")
+    func conditionsWait() async throws {
+        let upstream = try startServer(upstreamScript)
+        defer { upstream.stop() }
+        let server = try startServer("""
+        mock.route { method = "GET", path = "/gate", respond = "open",
+          when = function(req) local r = mock.fetch("http://127.0.0.1:\(upstream.port)/text"); return r ~= nil and r.body == "plain text" end }
+        mock.route { method = "GET", path = "/shut", respond = "never", when = function(req) mock.sleep(20); return false end }
+        mock.route { method = "GET", path = "/shut", respond = "twice", times = 2, when = function(req) mock.sleep(5); return true end }
+        mock.get("/shut", "fell through")
+        """)
+        defer { server.stop() }
+        let gate = try await server.fetch("/gate")
+        #expect(gate.status == 200 && gate.body == "open")
+        #expect(try await server.fetch("/shut").body == "twice")
+        #expect(try await server.fetch("/shut").body == "twice")
+        #expect(try await server.fetch("/shut").body == "fell through")
+        let entries = server.engine.journal.entries().filter { $0.path == "/shut" }
+        #expect(entries.map { $0.ruleID ?? "-" } == ["GET /shut", "GET /shut", "GET /shut"] || entries.count == 3)
+        #expect(server.engine.journal.entries().first { $0.path == "/gate" }?.status == 200)
+    }
+
     @Test("mock.sleep outside a handler, and a handler's own coroutine.yield, are errors that say where waiting works")
     func misuse() async throws {
         let server = try startServer("""
@@ -228,8 +256,7 @@ struct WaitingTests {
         #expect(co.status == 500 && co.body.contains("not inside a coroutine the handler made"))
         let yield = try await server.fetch("/yield")
         #expect(yield.status == 500 && yield.body.contains("yielded without waiting"))
-        let when = try await server.fetch("/when")
-        #expect(when.status == 404 && when.body.contains("waits only in handlers"))
+        #expect(try await server.fetch("/when").body == "x")   // a condition may wait
         #expect(throws: (any Error).self) { try Engine().loadScript(source: "mock.sleep(10)") }
     }
 }
