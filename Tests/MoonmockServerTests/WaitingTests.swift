@@ -38,6 +38,34 @@ final class SilentUpstream: @unchecked Sendable {
     deinit { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
 }
 
+/// A listener that accepts one connection, reads its request, and answers `body` only when the
+/// test signals `release`: a handler fetching from it waits for as long as the test wants.
+final class HeldUpstream: @unchecked Sendable {
+    let port: Int
+    private let fd: Int32
+    let accepted = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+
+    init(body: String) {
+        let (listener, port) = loopbackListener()
+        fd = listener
+        self.port = port
+        Thread { [accepted, release] in
+            let client = accept(listener, nil, nil)
+            if client < 0 { return }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            _ = read(client, &buffer, buffer.count)
+            accepted.signal()
+            release.wait()
+            let answer = "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+            _ = answer.withCString { write(client, $0, strlen($0)) }
+            close(client)
+        }.start()
+    }
+
+    deinit { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
+}
+
 @Suite("Handlers that wait, on the server")
 struct WaitingTests {
     @Test("mock.fetch: JSON, text and binary answers, headers, a POST with json, an unreachable host and a timeout")
@@ -181,23 +209,25 @@ struct WaitingTests {
 
     @Test("a reload while handlers wait: they finish on their generation, new requests get the new one")
     func reloadWhileWaiting() async throws {
-        let server = try startServer(#"local v = "v1"; mock.get("/v", function() mock.sleep(2000); return v end)"#)
+        let upstream = HeldUpstream(body: "late")
+        let server = try startServer("""
+        local v = "v1"
+        mock.get("/v", function() local r = mock.fetch("http://127.0.0.1:\(upstream.port)/", { timeout = 20000 }); return v .. ":" .. r.body end)
+        """)
         defer { server.stop() }
-        // A raw client on a thread started now (a task or URLSession may start late on a busy machine).
+        // A raw client on a thread started now; the handler waits for the held upstream.
         let answer = Locked("")
         let answered = DispatchSemaphore(value: 0)
         Thread {
-            answer.withLock { $0 = RawHTTP.exchange(server, "GET /v HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").text }
+            answer.withLock { $0 = RawHTTP.exchange(server, "GET /v HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout: 30).text }
             answered.signal()
         }.start()
-        // Reloaded once the handler waits (the request is in flight).
-        let deadline = Date().addingTimeInterval(10 * timeScale)
-        while server.requestsInFlight == 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(server.requestsInFlight == 1)
+        #expect(await onThread { upstream.accepted.wait(timeout: .now() + 20) } == .success)
         try server.engine.loadScript(source: #"local v = "v2"; mock.get("/v", function() return v end)"#)
         #expect(try await server.fetch("/v").body == "v2")
-        #expect(await onThread { answered.wait(timeout: .now() + 10) } == .success)
-        #expect(answer.withLock { $0 }.hasSuffix("\r\n\r\nv1"))
+        upstream.release.signal()
+        #expect(await onThread { answered.wait(timeout: .now() + 20) } == .success)
+        #expect(answer.withLock { $0 }.hasSuffix("\r\n\r\nv1:late"))
     }
 
     @Test("a stream generator fetches between its events, in its first stretch and later ones; mock.sleep in it paces the stream")
