@@ -39,7 +39,16 @@ public struct NearMiss: Sendable, Equatable {
         let cheapFailed = !bad.isEmpty
         for predicate in rule.predicates {
             if predicate.isCustomCode && (cheapFailed || !bad.isEmpty) { continue }
-            if let reason = predicate.check(request, params ?? [:]) { bad.append(reason); distance += 1 }
+            if let reason = predicate.check(request, params ?? [:]) {
+                if reason == Predicate.waitMarker {
+                    // A condition that would wait is not waited for to explain a miss.
+                    PendingCondition.take()?.drop()
+                    bad.append("\(predicate.description): it waits (mock.fetch, mock.sleep), so it was not run for this explanation")
+                } else {
+                    bad.append(reason)
+                }
+                distance += 1
+            }
         }
         if bad.isEmpty {
             if rule.isRetired {

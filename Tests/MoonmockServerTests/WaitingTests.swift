@@ -262,6 +262,7 @@ struct WaitingTests {
         mock.route { method = "GET", path = "/shut", respond = "never", when = function(req) mock.sleep(20); return false end }
         mock.route { method = "GET", path = "/shut", respond = "twice", times = 2, when = function(req) mock.sleep(5); return true end }
         mock.get("/shut", "fell through")
+        mock.route { method = "GET", path = "/closed", respond = "never", when = function(req) mock.sleep(5); return false end }
         """)
         defer { server.stop() }
         let gate = try await server.fetch("/gate")
@@ -272,6 +273,9 @@ struct WaitingTests {
         let entries = server.engine.journal.entries().filter { $0.path == "/shut" }
         #expect(entries.map { $0.ruleID ?? "-" } == ["GET /shut", "GET /shut", "GET /shut"] || entries.count == 3)
         #expect(server.engine.journal.entries().first { $0.path == "/gate" }?.status == 200)
+        // Nothing answers: the near miss says the condition waits (it is not waited for to explain).
+        let closed = try await server.fetch("/closed")
+        #expect(closed.status == 404 && closed.body.contains("it waits") && !closed.body.contains("\\u0001"))
     }
 
     @Test("mock.sleep outside a handler, and a handler's own coroutine.yield, are errors that say where waiting works")
