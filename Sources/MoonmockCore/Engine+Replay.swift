@@ -66,9 +66,28 @@ public enum PendingCondition {
     }
 }
 
-/// A loop's object carried through a `@Sendable` closure that runs on that loop only.
-struct LoopBound<T>: @unchecked Sendable {
-    let value: T
+/// A loop's object (its store channel) carried through a `@Sendable` closure that runs on that
+/// loop only.
+public struct LoopBound<T>: @unchecked Sendable {
+    public let value: T
+    public init(_ value: T) { self.value = value }
+}
+
+extension Suspension.Wait {
+    /// A wait for one operation on the shared store: `submit` sends it (on the loop, in the turn
+    /// the wait starts) and calls back with the store's result.
+    public static func store(_ what: String,
+                             _ submit: @escaping @Sendable (@escaping (Result<StateResult, StoreUnavailable>) -> Void) -> Void) -> Suspension.Wait {
+        .task(what: what) { done in
+            submit { result in
+                switch result {
+                case .success(let value): done(.stored(value))
+                case .failure(let away): done(.failed(away.description))
+                }
+            }
+            return {}
+        }
+    }
 }
 
 extension Engine {
@@ -88,17 +107,9 @@ extension Engine {
     /// A `times` budget counted in the shared store through the loop's channel.
     func budgetWait(_ rule: Rule, _ request: MockRequest, _ channel: any StoreChannel, _ lane: EngineLane) -> Suspension {
         let memo = lane.memo ?? RoutingMemo()
-        let bound = LoopBound(value: channel)
+        let bound = LoopBound(channel)
         let counter = rule.budgetCounter
-        let wait = Suspension.Wait.task(what: "the times budget of rule '\(rule.id)' in the shared store") { done in
-            bound.value.submit(.count(counter, by: 1)) { result in
-                switch result {
-                case .success(let value): done(.stored(value))
-                case .failure(let away): done(.failed(away.description))
-                }
-            }
-            return {}
-        }
+        let wait = Suspension.Wait.store("the times budget of rule '\(rule.id)' in the shared store") { bound.value.submit(.count(counter, by: 1), $0) }
         return Suspension(wait: wait, context: .probe(request: request, params: [:], engine: self), keep: [rule], resume: { [self] outcome in
             guard case .stored(.value(.integer(let n)?)) = outcome else {
                 let reason: String

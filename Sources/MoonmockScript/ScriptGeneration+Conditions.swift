@@ -38,24 +38,14 @@ extension ScriptGeneration {
 
     /// Under the VM's lock: resumes the condition's thread until it decides or waits.
     private func runWhen(_ thread: LuaThread, arguments: Int32) throws -> WhenStep {
-        handlerThread = thread.state
-        pendingWait = nil
-        defer { handlerThread = nil }
-        let outcome: LuaResume
-        do { outcome = try vm.resume(thread, arguments: arguments) } catch { vm.release(thread); throw error }
-        switch outcome {
+        switch try resumeWaitable(thread, arguments: arguments) {
         case .finished(let count):
             let passed = count > 0 && lua_toboolean(thread.state, 1) != 0
             let wasNil = count == 0 || lua_type(thread.state, 1) <= LUA_TNIL
             vm.recycle(thread)
             return .decided(passed ? nil : "when(req) returned \(wasNil ? "nil" : "false")")
-        case .yielded:
-            lua_settop(thread.state, 0)
-            guard let wait = pendingWait else {
-                vm.release(thread)
-                return .decided("when(req) yielded without waiting for anything")
-            }
-            return .waiting(thread, wait)
+        case .waiting(let wait): return .waiting(thread, wait)
+        case .idle: return .decided("when(req) yielded without waiting for anything")
         }
     }
 
@@ -85,16 +75,8 @@ extension ScriptGeneration {
     /// counted there and the request waits for it (`nil`: count it as before).
     func sequenceWait(_ id: Int, _ items: [ResponseSpec], _ context: RequestContext) -> MockResponse? {
         guard let channel = StoreChannels.current, let counter = sequenceHits.sharedCounter(id) else { return nil }
-        let bound = ChannelRef(channel)
-        let wait = Suspension.Wait.task(what: "the position of a mock.sequence in the shared store") { done in
-            bound.value.submit(.count(counter, by: 1)) { result in
-                switch result {
-                case .success(let value): done(.stored(value))
-                case .failure(let away): done(.failed(away.description))
-                }
-            }
-            return {}
-        }
+        let bound = LoopBound(channel)
+        let wait = Suspension.Wait.store("the position of a mock.sequence in the shared store") { bound.value.submit(.count(counter, by: 1), $0) }
         var keep: [AnyObject] = [self]
         if let rule = context.rule { keep.append(rule) }
         let suspension = Suspension(wait: wait, context: context, keep: keep, resume: { [self] outcome in
@@ -112,10 +94,4 @@ extension ScriptGeneration {
         }, drop: {})
         return .fault(.suspended(suspension))
     }
-}
-
-/// A loop's store channel carried through a `@Sendable` closure that runs on that loop only.
-private struct ChannelRef: @unchecked Sendable {
-    let value: any StoreChannel
-    init(_ value: any StoreChannel) { self.value = value }
 }

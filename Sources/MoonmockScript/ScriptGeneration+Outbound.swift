@@ -116,19 +116,12 @@ extension ScriptGeneration {
     }
 
     private func runAfterStep(_ thread: LuaThread, arguments: Int32, _ context: RequestContext) throws -> Step {
-        handlerThread = thread.state
-        pendingWait = nil
-        defer { handlerThread = nil }
-        let outcome: LuaResume
-        do { outcome = try vm.resume(thread, arguments: arguments) } catch { vm.release(thread); throw error }
-        switch outcome {
+        switch try resumeWaitable(thread, arguments: arguments) {
         case .finished:
             vm.recycle(thread)
             return .answered(nil)
-        case .yielded:
-            lua_settop(thread.state, 0)
-            guard let wait = pendingWait else { vm.release(thread); throw LuaError.host("the mock.after function yielded without waiting for anything") }
-            return .waiting(thread, wait)
+        case .waiting(let wait): return .waiting(thread, wait)
+        case .idle: throw LuaError.host("the mock.after function yielded without waiting for anything")
         }
     }
 

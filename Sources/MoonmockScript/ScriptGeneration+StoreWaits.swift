@@ -19,26 +19,12 @@ extension ScriptGeneration {
     /// turn ends); the prelude's wrapper yields on the third result (`nil, nil, true`).
     func waitForStore(_ operation: StateOperation, _ state: StateStore, _ channel: any StoreChannel, _ stack: LuaStack) throws -> Int32 {
         try state.check(operation)
-        let box = LoopOnly(channel)
-        pendingWait = .task(what: "mock.state:\(operation.name) on the shared store") { done in
-            // Started by the driver on the same loop, in the same turn: the reply comes later.
-            state.submit(operation, through: box.value) { result in
-                switch result {
-                case .success(let value): done(.stored(value))
-                case .failure(let unavailable): done(.failed(unavailable.description))
-                }
-            }
-            return {}
-        }
+        let bound = LoopBound(channel)
+        // Sent by the driver on the same loop, in the same turn: the reply comes later.
+        pendingWait = .store("mock.state:\(operation.name) on the shared store") { state.submit(operation, through: bound.value, $0) }
         stack.pushNil()
         stack.pushNil()
         stack.push(true)
         return 3
     }
-}
-
-/// A loop's object carried through a `@Sendable` closure that runs on that loop only.
-private struct LoopOnly<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
 }

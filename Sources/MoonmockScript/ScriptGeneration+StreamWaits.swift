@@ -23,17 +23,13 @@ extension ScriptGeneration {
             } else {
                 return StreamBatch(chunks: [], done: true)
             }
-            handlerThread = thread.state
-            pendingWait = nil
-            defer { handlerThread = nil; relayThread = nil }
-            let outcome: LuaResume
+            let resumption: ScriptGeneration.Resumption
             do {
-                outcome = try vm.resume(thread, arguments: arguments)
+                resumption = try resumeWaitable(thread, arguments: arguments)
             } catch {
-                vm.release(thread)
                 return StreamBatch(chunks: [], done: true, error: "stream generator: " + message(error))
             }
-            switch outcome {
+            switch resumption {
             case .finished:
                 let stack = thread.stack
                 defer { vm.recycle(thread) }
@@ -42,14 +38,11 @@ extension ScriptGeneration {
                 } catch {
                     return StreamBatch(chunks: [], done: true, error: "stream generator: " + message(error))
                 }
-            case .yielded:
-                lua_settop(thread.state, 0)
-                guard let wait = pendingWait else {
-                    vm.release(thread)
-                    return StreamBatch(chunks: [], done: true, error: "stream generator: it yielded without waiting for anything")
-                }
+            case .waiting(let wait):
                 source.begin(wait, thread: thread)
                 return StreamBatch(chunks: [], done: false, pollMilliseconds: LuaStreamSource.pollMilliseconds)
+            case .idle:
+                return StreamBatch(chunks: [], done: true, error: "stream generator: it yielded without waiting for anything")
             }
         }
     }

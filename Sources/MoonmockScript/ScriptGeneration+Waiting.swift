@@ -29,19 +29,37 @@ extension ScriptGeneration {
         }
     }
 
-    /// Under the VM's lock: resumes `thread` until it returns (its answer read) or waits.
-    private func run(_ thread: LuaThread, arguments: Int32, _ context: RequestContext) throws -> Step {
+    /// How a resume of waitable code (a handler, a condition, a generator, a `mock.after`
+    /// function) ended: its function returned `count` results, it waits, or it yielded without
+    /// waiting for anything (its thread is released then).
+    enum Resumption {
+        case finished(Int32)
+        case waiting(Suspension.Wait)
+        case idle
+    }
+
+    /// Under the VM's lock: resumes `thread` as the code that may wait. A thread that fails, or
+    /// yields without a wait, is released.
+    func resumeWaitable(_ thread: LuaThread, arguments: Int32) throws(LuaError) -> Resumption {
         handlerThread = thread.state
         pendingWait = nil
-        defer { handlerThread = nil }
+        defer { handlerThread = nil; relayThread = nil }
         let outcome: LuaResume
-        do {
-            outcome = try vm.resume(thread, arguments: arguments)
-        } catch {
-            vm.release(thread)
-            throw failure(error, context)
-        }
+        do { outcome = try vm.resume(thread, arguments: arguments) } catch { vm.release(thread); throw error }
         switch outcome {
+        case .finished(let count): return .finished(count)
+        case .yielded:
+            lua_settop(thread.state, 0)
+            guard let wait = pendingWait else { vm.release(thread); return .idle }
+            return .waiting(wait)
+        }
+    }
+
+    /// Under the VM's lock: resumes `thread` until it returns (its answer read) or waits.
+    private func run(_ thread: LuaThread, arguments: Int32, _ context: RequestContext) throws -> Step {
+        let resumption: Resumption
+        do { resumption = try resumeWaitable(thread, arguments: arguments) } catch { throw failure(error, context) }
+        switch resumption {
         case .finished(let count):
             let stack = vm.stack
             let top = stack.top
@@ -58,14 +76,11 @@ extension ScriptGeneration {
             } catch {
                 throw failure(error, context)
             }
-        case .yielded:
-            lua_settop(thread.state, 0)
-            guard let wait = pendingWait else {
-                vm.release(thread)
-                throw HandlerFailure(message: "\(context.rule?.location.map { $0 + ": " } ?? "")the handler yielded without waiting for anything "
-                                     + "(coroutine.yield in a handler: wait with mock.sleep or mock.fetch)")
-            }
+        case .waiting(let wait):
             return .waiting(thread, wait)
+        case .idle:
+            throw HandlerFailure(message: "\(context.rule?.location.map { $0 + ": " } ?? "")the handler yielded without waiting for anything "
+                                 + "(coroutine.yield in a handler: wait with mock.sleep or mock.fetch)")
         }
     }
 
