@@ -92,6 +92,9 @@ let package = Package(
         // Linux backend: headers only (epoll, eventfd, accept4, SIOCOUTQ, TCP options) for the
         // server's own HTTP/1.1 layer and the tests' posix_spawn. Darwin's calls come with Darwin.
         .systemLibrary(name: "CLinuxIO"),
+        // nghttp2: the server's HTTP/2 framing, fed by the event loops (Linux: Debian's
+        // libnghttp2-dev; macOS: Homebrew's nghttp2). The library products never link it.
+        .systemLibrary(name: "CNghttp2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"]), .brew(["nghttp2"])]),
         // The thread that arms a Lua call's instruction budget once the call runs long.
         .target(name: "CWatchdog"),
         // A JSON object's member read without building the document (GraphQL's operationName),
@@ -114,7 +117,7 @@ let package = Package(
         // Compression's Brotli on Apple platforms), for the in-process door and the recorder.
         .target(name: "MoonmockCodings", dependencies: ["MoonmockCore", "CZlib", .target(name: "CCompression", condition: linuxOnly)]),
         .target(name: "MoonmockServer", dependencies: [
-            "MoonmockCore", "MoonmockScript", "MoonmockProxy", "MoonmockImport", "MoonmockCodings", "COpenSSL",
+            "MoonmockCore", "MoonmockScript", "MoonmockProxy", "MoonmockImport", "MoonmockCodings", "COpenSSL", "CNghttp2",
             .target(name: "CLinuxIO", condition: linuxOnly),
         ], resources: [
             // The dashboard's page as files, embedded in the binary (Dashboard.swift assembles it).

@@ -103,10 +103,13 @@ static BIO_METHOD *socket_method(void) {
 
 static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *out_len, const unsigned char *in,
                        unsigned int in_len, void *arg) {
-    (void)ssl; (void)arg;
-    static const unsigned char http11[] = { 8, 'h', 't', 't', 'p', '/', '1', '.', '1' };
+    (void)ssl;
+    // The server's preference: h2 first when offered (arg non-NULL), then HTTP/1.1.
+    static const unsigned char both[] = { 2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1' };
+    const unsigned char *mine = arg ? both : both + 3;
+    unsigned int mine_len = arg ? sizeof both : sizeof both - 3;
     unsigned char *selected = NULL;
-    if (SSL_select_next_proto(&selected, out_len, http11, sizeof http11, in, in_len) == OPENSSL_NPN_NEGOTIATED) {
+    if (SSL_select_next_proto(&selected, out_len, mine, mine_len, in, in_len) == OPENSSL_NPN_NEGOTIATED) {
         *out = selected;
         return SSL_TLSEXT_ERR_OK;
     }
@@ -114,7 +117,7 @@ static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *out_l
     return SSL_TLSEXT_ERR_NOACK;
 }
 
-SSL_CTX *mm_tls_server_context(const char *cert_pem, const char *key_pem, char *error, size_t error_len) {
+SSL_CTX *mm_tls_server_context(const char *cert_pem, const char *key_pem, int offer_h2, char *error, size_t error_len) {
     ERR_clear_error();
     SSL_CTX *context = SSL_CTX_new(TLS_server_method());
     if (!context) { take_error("cannot create a TLS context", error, error_len); return NULL; }
@@ -122,7 +125,7 @@ SSL_CTX *mm_tls_server_context(const char *cert_pem, const char *key_pem, char *
     SSL_CTX_set_options(context, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_COMPRESSION);
     // A write may take part of a buffer, and be retried from a buffer that has moved.
     SSL_CTX_set_mode(context, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
-    SSL_CTX_set_alpn_select_cb(context, select_alpn, NULL);
+    SSL_CTX_set_alpn_select_cb(context, select_alpn, offer_h2 ? (void *)1 : NULL);
 
     BIO *certs = BIO_new_mem_buf(cert_pem, -1);
     X509 *leaf = certs ? PEM_read_bio_X509_AUX(certs, NULL, NULL, NULL) : NULL;

@@ -157,7 +157,7 @@ public final class MoonmockServer: @unchecked Sendable {
             }
         }
         if let certificate = configuration.tlsCertificatePEM, let key = configuration.tlsKeyPEM {
-            tls = try TLSContext(certificatePEM: certificate, keyPEM: key)
+            tls = try TLSContext(certificatePEM: certificate, keyPEM: key, http2: configuration.http2)
         }
         let (sockets, port) = try openListeners(&storage, length)
         try startLoops(sockets, port)

@@ -22,7 +22,7 @@ public struct ServerConfiguration: Sendable {
     public var storeWorkers: Int = 8
     /// PEM contents (not paths) of the TLS certificate (the server's first, then any chain) and
     /// its key; both or neither. Set, the server speaks HTTPS only (TLS 1.2 and 1.3, ALPN
-    /// `http/1.1`). ``SelfSignedCertificate`` makes a pair for local use.
+    /// `h2` and `http/1.1`, or only `http/1.1` without ``http2``). ``SelfSignedCertificate`` makes a pair for local use.
     public var tlsCertificatePEM: String?
     public var tlsKeyPEM: String?
     /// Request bodies beyond this many bytes get `413`.
@@ -34,6 +34,9 @@ public struct ServerConfiguration: Sendable {
     public var scriptPath: String?
     /// MCP's streamable HTTP transport at `/__moonmock/mcp` (`moonmock serve --mcp`).
     public var mcp = false
+    /// HTTP/2 besides HTTP/1.1 (`--http2 off` refuses it): h2 by ALPN over TLS, h2c with prior
+    /// knowledge or `Upgrade: h2c` on plain connections.
+    public var http2 = true
     /// WebSocket handshakes may agree permessage-deflate (RFC 7692); `--ws-deflate off` refuses it.
     public var webSocketDeflate = true
     /// `Authorization: Bearer TOKEN` required for `/__moonmock/` when set (the dashboard signs in

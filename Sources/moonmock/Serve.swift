@@ -137,6 +137,10 @@ enum Serve {
                     let v = try args.value(arg)
                     guard v == "on" || v == "off" else { throw UsageError("--ws-deflate takes on or off, got '\(v)'") }
                     configuration.webSocketDeflate = v == "on"
+                case "--http2":
+                    let v = try args.value(arg)
+                    guard v == "on" || v == "off" else { throw UsageError("--http2 takes on or off, got '\(v)'") }
+                    configuration.http2 = v == "on"
                 case "--cors-origin":
                     let v = try args.value(arg)
                     guard v.hasPrefix("http://") || v.hasPrefix("https://") else {

@@ -55,8 +55,12 @@ struct TLSTests {
             let r = await curl(["-sS", "-v", "--cacert", ca, "--resolve", "api.test:\(server.port):127.0.0.1",
                                 "https://\(host):\(server.port)/users/3"])
             #expect(r.status == 0 && r.stdout == #"{"id":3,"name":"User 3"}"#, "\(host): \(r.stderr)")
-            #expect(r.stderr.contains("ALPN: server accepted http/1.1"), "\(r.stderr)")
+            #expect(r.stderr.contains("ALPN: server accepted h2"), "\(r.stderr)")
         }
+        // A client offering only HTTP/1.1 gets it.
+        let http1 = await curl(["-sS", "-v", "--http1.1", "--cacert", ca, "https://localhost:\(server.port)/users/4"])
+        #expect(http1.status == 0 && http1.stdout == #"{"id":4,"name":"User 4"}"#, "\(http1.stderr)")
+        #expect(http1.stderr.contains("ALPN: server accepted http/1.1"), "\(http1.stderr)")
         // Not a name of the certificate: curl refuses it (exit 60), and the server serves on.
         let other = await curl(["-sS", "--cacert", ca, "--resolve", "other.test:\(server.port):127.0.0.1", "https://other.test:\(server.port)/users/3"])
         #expect(other.status == 60)

@@ -17,7 +17,8 @@ enum {
 
 /// A TLS 1.2+ server context from a PEM certificate chain and key; ALPN picks http/1.1.
 /// NULL with a message in `error` when the PEM text is unusable or the key does not match.
-SSL_CTX *mm_tls_server_context(const char *cert_pem, const char *key_pem, char *error, size_t error_len);
+// offer_h2: ALPN selects "h2" when the client offers it, else "http/1.1".
+SSL_CTX *mm_tls_server_context(const char *cert_pem, const char *key_pem, int offer_h2, char *error, size_t error_len);
 void mm_tls_context_free(SSL_CTX *context);
 
 /// A client context that verifies servers against the PEM authorities in `ca_file` (the tests'

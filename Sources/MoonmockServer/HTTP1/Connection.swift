@@ -28,6 +28,9 @@ final class Connection {
         case streaming(StreamCursor, Bool, Bool)
         /// An upgraded WebSocket: frames both ways until the close handshake.
         case websocket(WebSocketConnection)
+        /// HTTP/2 (h2 by ALPN, h2c by prior knowledge or `Upgrade`): frames both ways, each
+        /// stream a request with an answer of its own (``EventLoop/readHTTP2(_:_:_:)``).
+        case http2(HTTP2Session)
     }
 
     let fd: Int32
@@ -82,6 +85,14 @@ final class Connection {
     var tlsChecked = false
     /// The handshake has finished (the session has read application data).
     var tlsEstablished = false
+    /// Closing gracefully: the write side is shut (after a GOAWAY), what the client still sends
+    /// is read and dropped until it closes too or two seconds pass, so that closing with its
+    /// bytes unread (a TCP RST) does not destroy the GOAWAY before the client reads it.
+    var lingering = false
+    var lingerSince: UInt64 = 0
+    var lingerWhenFlushed = false
+    /// The protocol ALPN settled on has been looked at (h2 makes the connection HTTP/2).
+    var alpnChecked = false
 
     init(fd: Int32, serial: UInt64, now: UInt64) {
         self.fd = fd
@@ -92,7 +103,7 @@ final class Connection {
     /// Whether input is being turned into requests (not waiting on an answer).
     var isReading: Bool {
         switch state {
-        case .head, .body, .chunked, .websocket: return true
+        case .head, .body, .chunked, .websocket, .http2: return true
         case .delayed, .held, .proxying, .dribbling, .streaming: return false
         }
     }
@@ -103,7 +114,7 @@ final class Connection {
         switch state {
         case .head: return !input.isEmpty
         case .body, .chunked: return true
-        case .delayed, .held, .proxying, .dribbling, .streaming, .websocket: return false
+        case .delayed, .held, .proxying, .dribbling, .streaming, .websocket, .http2: return false
         }
     }
 }

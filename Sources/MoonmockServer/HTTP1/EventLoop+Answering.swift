@@ -121,7 +121,7 @@ extension EventLoop {
 
     /// The `503` for an answer the unsent-output bound has no room for.
     @inline(never)
-    private func refusedForOutput(_ size: Int) -> MockResponse {
+    func refusedForOutput(_ size: Int) -> MockResponse {
         var refusal = MockResponse.json(.object([
             "error": .string("the server holds \(unsentOutput) bytes of answers its clients have not read; this \(size)-byte answer "
                              + "would pass its share of --max-pending-output (\(pendingOutputBudget) bytes): read the answers, or raise it"),

@@ -5,8 +5,8 @@ import MoonmockProxy
 /// `mock.proxy`: the loop hands the request to the upstream pool and serves on; the answer comes
 /// back through the loop's command queue and is delivered like any other.
 extension EventLoop {
-    func forward(_ c: Connection, _ request: MockRequest, to target: ProxyTarget, delay: Double, head: Bool, http10: Bool) {
-        c.state = .proxying
+    func forward(_ c: Connection, _ request: MockRequest, to target: ProxyTarget, delay: Double, head: Bool, http10: Bool, stream: Int32 = 0) {
+        if stream == 0 { c.state = .proxying }
         let fd = c.fd, serial = c.serial
         Upstream.shared.forward(request, to: target) { [self] answer in
             commands.withLock { commands in
@@ -17,8 +17,8 @@ extension EventLoop {
                     if let id = target.journalID { server.engine.journal.recordUpstreamStatus(response.status, for: id) }
                     return response
                 }
-                park(ParkedAnswer(fd: fd, serial: serial, request: request, response: response, delay: delay, head: head, http10: http10),
-                     in: &commands)
+                park(ParkedAnswer(fd: fd, serial: serial, request: request, response: response, delay: delay, head: head, http10: http10,
+                                  stream: stream), in: &commands)
             }
         }
     }

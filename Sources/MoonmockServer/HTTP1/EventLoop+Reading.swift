@@ -45,7 +45,14 @@ extension EventLoop {
                 }
             }
             c.lastActivity = turnStarted
-            if c.tls != nil { c.tlsEstablished = true }
+            if let session = c.tls {
+                c.tlsEstablished = true
+                // ALPN chose h2: the connection speaks HTTP/2 from its first byte.
+                if !c.alpnChecked {
+                    c.alpnChecked = true
+                    if http2 && session.alpn == "h2", let h2 = startHTTP2(c, upgrade: nil) { c.state = .http2(h2) }
+                }
+            }
             let chunk = UnsafeRawBufferPointer(start: scratch.baseAddress, count: n)
             if c.input.isEmpty {
                 // The common case: the whole request in one read, parsed where it landed.
@@ -135,6 +142,17 @@ extension EventLoop {
                 // After a request that ends the connection (`Connection: close`, HTTP/1.0, a
                 // refusal), nothing more is read as a request: the rest is dropped.
                 if !c.keepAlive { return bytes.count }
+                // HTTP/2 with prior knowledge: the client's preface instead of a request line.
+                if c.requests == 0 && http2 && bytes[used] == UInt8(ascii: "P") {
+                    switch HTTP2Preface.match(UnsafeRawBufferPointer(rebasing: bytes[used...])) {
+                    case .incomplete: return used
+                    case .matched:
+                        guard let h2 = startHTTP2(c, upgrade: nil) else { return bytes.count }
+                        c.state = .http2(h2)
+                        continue
+                    case .other: break
+                    }
+                }
                 if c.pending.count > Self.outputLimit {
                     // A client sending requests without reading the answers: wait for it to read.
                     c.readPaused = true
@@ -222,6 +240,8 @@ extension EventLoop {
                 }
             case .websocket(let ws):
                 return used + readFrames(c, ws, UnsafeRawBufferPointer(rebasing: bytes[used...]))
+            case .http2(let h2):
+                return used + readHTTP2(c, h2, UnsafeRawBufferPointer(rebasing: bytes[used...]))
             case .delayed, .held, .proxying, .dribbling, .streaming:
                 return used
             }
@@ -263,6 +283,10 @@ extension EventLoop {
             request = MockRequest.recycling(&spareRequest, method: head.method, scheme: scheme, host: lastAuthority.split.host,
                                             port: lastAuthority.split.port, target: head.target, headerLines: lines, body: body,
                                             namesRange: head.namesRange)
+        }
+        if head.http2Settings && http2 && c.tls == nil && upgradeToHTTP2(c, request, head: isHead) {
+            spareRequest = nil
+            return
         }
         let offloaded = serverRef._withUnsafeGuaranteedRef { server in
             if let workers = server.storeWorkers, server.mayWaitForStore(request, onLoopWithStore: storeChannel != nil) {

@@ -15,6 +15,12 @@ extension EventLoop {
         timers.push(TimerHeap.Entry(deadline: deadline, fd: c.fd, serial: c.serial))
     }
 
+    /// A timer for one HTTP/2 stream of `c` (its delay, its stream's next event).
+    func schedule(_ c: Connection, stream: Int32, after seconds: Double) {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
+        timers.push(TimerHeap.Entry(deadline: deadline, fd: c.fd, serial: c.serial, stream: stream))
+    }
+
     func fireTimers(_ now: UInt64) {
         while let entry = timers.popDue(now) {
             if entry.serial == 0 {
@@ -37,6 +43,8 @@ extension EventLoop {
             case .websocket(let ws):
                 // The client did not answer our close in time.
                 if ws.closeSent { closeConnection(c) }
+            case .http2(let h2):
+                timerFired(c, h2, stream: entry.stream)
             default:
                 break
             }
@@ -78,6 +86,8 @@ extension EventLoop {
                 if now &- c.lastActivity > bodyTimeout {
                     refuse(c, status: 408, "the request body made no progress for \(Self.seconds(bodyTimeout))")
                 }
+            case .http2(let h2):
+                sweepHTTP2(c, h2, now: now, idle: idle)
             case .delayed, .held, .proxying, .dribbling, .streaming, .websocket:
                 break
             }

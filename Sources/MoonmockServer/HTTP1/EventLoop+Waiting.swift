@@ -6,9 +6,9 @@ import MoonmockProxy
 /// connection is parked, the loop serves the others, and the handler is resumed on this loop
 /// when its wait is over. Its answer comes back through the command queue like a proxied one.
 extension EventLoop {
-    func wait(_ c: Connection, _ request: MockRequest, _ suspension: Suspension, head: Bool, http10: Bool) {
-        c.state = .proxying
-        let fd = c.fd, serial = c.serial
+    func wait(_ c: Connection, _ request: MockRequest, _ suspension: Suspension, head: Bool, http10: Bool, stream: HTTP2Stream? = nil) {
+        if stream == nil { c.state = .proxying }
+        let fd = c.fd, serial = c.serial, streamID = stream?.id ?? 0
         let server = serverRef.takeUnretainedValue()
         let engine = server.engine
         c.waitSerial &+= 1
@@ -26,7 +26,7 @@ extension EventLoop {
             if let cors = server.corsFlag || engine.declaresCORS ? server.cors(for: request) : nil { cors.decorate(&response, for: request) }
             server.log(request, status: response.fault == nil ? response.status : 0, rule: suspension.context.rule?.id ?? (AdminAPI.owns(request.path) ? "admin" : nil), delay: delay)
             let answer = ParkedAnswer(fd: fd, serial: serial, request: suspension.context.request, response: response, delay: delay, head: head,
-                                      http10: http10)
+                                      http10: http10, stream: streamID)
             if onLoopThread { return completeParked(answer) }
             commands.withLock { commands in
                 guard !commands.closed else { return }
@@ -34,7 +34,11 @@ extension EventLoop {
             }
         }
         // Kept unless the handler answered already (its outcome came at once, on this thread).
-        if c.waitSerial == mine, !c.closed, case .proxying = c.state { c.waiting = handle }
+        if let stream {
+            if !stream.isClosed, case .parked = stream.phase { stream.waiting = handle }
+        } else if c.waitSerial == mine, !c.closed, case .proxying = c.state {
+            c.waiting = handle
+        }
     }
 }
 

@@ -129,7 +129,11 @@ extension EventLoop {
     /// All of a connection's output has left: it closes if that was its last answer, or reads
     /// again if it had stopped for the output to drain.
     func drained(_ c: Connection) {
-        if c.closeWhenFlushed { return closeConnection(c) }
+        if c.closeWhenFlushed { return c.lingerWhenFlushed ? lingerClose(c) : closeConnection(c) }
+        if case .http2(let h2) = c.state {
+            updateInterest(c)
+            return flushHTTP2(c, h2)
+        }
         if c.readPaused && c.isReading && !c.peerClosed {
             c.readPaused = false
             updateInterest(c)
@@ -155,6 +159,7 @@ extension EventLoop {
         c.closed = true
         if case .streaming(let cursor, _, _) = c.state { endStream(cursor, "client left") }
         if case .websocket(let ws) = c.state { socketEnded(ws, code: 1006, reason: "", how: "connection lost") }
+        if case .http2(let h2) = c.state { endHTTP2(c, h2) }
         if let waiting = c.waiting {
             c.waiting = nil
             waiting.cancel()   // the client left: its handler's wait ends, and the handler with it

@@ -28,6 +28,8 @@ final class EventLoop: @unchecked Sendable {
     var memoryToReturn = false
     /// Whether WebSocket handshakes may agree permessage-deflate (`--ws-deflate`).
     let webSocketDeflate: Bool
+    /// Whether connections may speak HTTP/2 (`--http2`).
+    let http2: Bool
     let idleTimeout: Int
     /// ``ServerConfiguration/headerTimeout``, ``ServerConfiguration/bodyTimeout`` and
     /// ``ServerConfiguration/sendTimeout`` in nanoseconds.
@@ -115,6 +117,7 @@ final class EventLoop: @unchecked Sendable {
         self.maxBodyBytes = server.configuration.maxBodyBytes
         self.pendingOutputBudget = max(1, server.configuration.maxPendingOutput / max(1, server.configuration.threads))
         self.webSocketDeflate = server.configuration.webSocketDeflate
+        self.http2 = server.configuration.http2
         self.idleTimeout = server.configuration.idleTimeout
         let c = server.configuration
         func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(0.001, seconds) * 1e9) }
@@ -255,6 +258,7 @@ final class EventLoop: @unchecked Sendable {
                 case .held: closeConnection(connection)
                 case .streaming: finishStream(connection, "server stopped")
                 case .websocket(let ws): closeSocket(connection, ws, code: 1001, reason: "server stopping")
+                case .http2(let h2): stopHTTP2(connection, h2)
                 case .head where connection.input.isEmpty && connection.pending.isEmpty: closeConnection(connection)
                 case .head where connection.input.isEmpty:
                     // Idle but for an answer not yet sent: closes once it has been.

@@ -40,6 +40,8 @@ struct RequestHead {
     var host: String?
     /// A `Range` field is among the lines (an answer offering ranges then looks at it).
     var namesRange = false
+    /// An `HTTP2-Settings` field is among the lines (with `Upgrade: h2c`, a switch to HTTP/2).
+    var http2Settings = false
 
     /// Copies the header lines out of `bytes`, the buffer the head was parsed from, for when
     /// that buffer is gone.
@@ -138,7 +140,7 @@ struct RequestHead {
         // early and filled in would be copied (a retain and a release per string) on return.
         let method = common(base, lineStart, sp1), target = recent.target(base, sp1 + 1, sp2)
         var contentLength: Int?, host: String?
-        var chunked = false, expectContinue = false, namesRange = false
+        var chunked = false, expectContinue = false, namesRange = false, http2Settings = false
         var hosts = 0, invalidHost = false
         var firstLength = (start: 0, count: 0)
         // Transfer-Encoding over all its lines: how many `chunked`, and the first other coding.
@@ -192,6 +194,8 @@ struct RequestHead {
                 }
                 firstLength = (valueStart, value.count)
                 contentLength = length
+            case 14 where nameEquals(name, "http2-settings"):
+                http2Settings = true
             case 17 where nameEquals(name, "transfer-encoding"):
                 // Judged once every line is in (RFC 9112 §6.1: the lines combine into one list).
                 transferEncoding = true
@@ -252,7 +256,8 @@ struct RequestHead {
         let keepAlive = connectionClose ? false : connectionKeepAlive || minor == 1
         return .complete(RequestHead(method: method, target: target, minorVersion: minor, lineRange: lines.next..<cursor, keptLines: nil,
                                      contentLength: contentLength, chunked: chunked, keepAlive: keepAlive,
-                                     expectContinue: expectContinue, host: host, namesRange: namesRange), scan)
+                                     expectContinue: expectContinue, host: host, namesRange: namesRange,
+                                     http2Settings: http2Settings), scan)
     }
 
     /// The line starting at `from`: its content range (CR stripped) and where the next begins;

@@ -5,6 +5,8 @@ struct TimerHeap {
         let deadline: UInt64
         let fd: Int32
         let serial: UInt64
+        /// An HTTP/2 stream's timer (0: the connection's own).
+        var stream: Int32 = 0
     }
 
     private var heap: [Entry] = []

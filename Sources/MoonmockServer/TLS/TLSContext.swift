@@ -9,9 +9,10 @@ final class TLSContext: @unchecked Sendable {
 
     /// Throws ``ServerError`` naming what is wrong with the PEM text (not a certificate, not a
     /// key, a key that does not match).
-    init(certificatePEM: String, keyPEM: String) throws {
+    /// `http2`: ALPN offers `h2` before `http/1.1`.
+    init(certificatePEM: String, keyPEM: String, http2: Bool = false) throws {
         var message = [CChar](repeating: 0, count: 512)
-        guard let context = mm_tls_server_context(certificatePEM, keyPEM, &message, message.count) else {
+        guard let context = mm_tls_server_context(certificatePEM, keyPEM, http2 ? 1 : 0, &message, message.count) else {
             throw ServerError.configuration(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         pointer = context
