@@ -106,7 +106,10 @@ let package = Package(
         .target(name: "MoonmockClient"),
         // JSON Schema (drafts 2020-12, 2019-09, 7, 6, 4, OpenAPI 3.0's dialect), written here, no I/O.
         .target(name: "MoonmockSchema", dependencies: ["MoonmockCore"]),
-        .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore", "MoonmockContract", "MoonmockSchema"]),
+        // Protocol Buffers: descriptor sets read, messages encoded and decoded as JSON values
+        // (proto3 JSON mapping), written here, no I/O.
+        .target(name: "MoonmockProto", dependencies: ["MoonmockCore"]),
+        .target(name: "MoonmockScript", dependencies: ["LuaBridge", "MoonmockCore", "MoonmockContract", "MoonmockSchema", "MoonmockProto", "MoonmockCodings"]),
         // The library's closure fits iOS: libcurl (mock.proxy's insecure upstreams) and Brotli/zstd
         // on Linux only; Apple platforms use a URLSession and the Compression framework.
         .target(name: "Moonmock", dependencies: [
@@ -150,7 +153,7 @@ let package = Package(
         .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis",
                                                           "MoonmockProxy", "MoonmockSchema", "MoonmockYAML", "MoonmockContract"]),
         // Fuzz targets (scripts/fuzz runs them under libFuzzer; the test suite replays their corpora).
-        .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis", "MoonmockSchema", "LuaBridge", "CLua"]),
+        .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockProto", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis", "MoonmockSchema", "LuaBridge", "CLua"]),
         .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockSchema"]),
         // Test support the library tests share (portable: a loopback server, session helpers).
         .target(name: "MoonmockTestSupport", path: "Tests/MoonmockTestSupport"),
@@ -174,6 +177,7 @@ let package = Package(
                     resources: [.copy("Stubs")]),
         .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript", "MoonmockProxy", "LuaBridge", "COpenSSL", "MoonmockTestSupport", "MoonmockProcessSupport"]),
         .testTarget(name: "MoonmockSchemaTests", dependencies: ["MoonmockSchema", "MoonmockCore"]),
+        .testTarget(name: "MoonmockProtoTests", dependencies: ["MoonmockProto", "MoonmockCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "MoonmockContractTests", dependencies: ["MoonmockContract", "MoonmockScript", "MoonmockCore"]),
         .testTarget(name: "MoonmockClientTests", dependencies: ["MoonmockClient", "MoonmockServer", "MoonmockCore", "MoonmockScript"]),
         .testTarget(name: "MoonmockCLITests", dependencies: ["moonmock", "MoonmockFuzz", "MoonmockTestSupport", "MoonmockProcessSupport"]),

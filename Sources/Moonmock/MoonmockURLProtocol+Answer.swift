@@ -92,6 +92,12 @@ enum Answer {
                 self = .fail(MoonmockError.unmatched(exchange.request, exchange.nearMisses))
             case .notImplemented:
                 logging.log(exchange.request, status: 501, ruleID: nil)
+                // A gRPC-Web or Connect call: the engine's UNIMPLEMENTED in the call's own protocol.
+                if RPCProtocol(contentType: exchange.request.headers["content-type"], connectHeader: exchange.request.headers["connect-protocol-version"] != nil) != nil,
+                   let delivery = try? Delivery(exchange.response, for: current.url, head: head, date: deliveredAt()) {
+                    self = .respond(delivery, delayMilliseconds: delay)
+                    return
+                }
                 let text = MoonmockError.unmatchedText(exchange.request, exchange.nearMisses) + "\n"
                 // Plain text, no content coding: nothing to fail.
                 self = .respond(try! Delivery(.text(text, status: 501), for: current.url, head: head,

@@ -214,6 +214,14 @@ public final class Engine: Sendable {
         let rules = sets.runtime.rules + sets.script.rules
         let misses = NearMiss.closest(to: request, among: rules, fellThrough: fellThrough)
         var response = MockResponse.json(NearMiss.body(for: request, misses), status: 404)
+        if let rpc = RPCProtocol(contentType: request.headers["content-type"], connectHeader: request.headers["connect-protocol-version"] != nil) {
+            // A call of a method no rule answers: UNIMPLEMENTED in the call's own protocol, the near miss as its message.
+            let path = String(request.path.dropFirst())
+            let near = misses.first.map { "; closest: \($0.ruleID) (\($0.summary))" } ?? ""
+            let status = RPCStatus(code: 12, message: "no rule answers \(path)\(near)")
+            let answer = RPCFraming.answer(rpc, messages: [], status: status, headers: [], trailers: [])
+            return finish(request, answer, nil, [], nil, misses, started, lane, contract: contract, chaos: chaos)
+        }
         // A path rules answer, only not with this method: 405 with the methods they take.
         let allow = NearMiss.allowedMethods(for: request, among: rules)
         if !allow.isEmpty {

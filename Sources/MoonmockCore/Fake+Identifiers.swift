@@ -142,13 +142,7 @@ extension Fake {
         let parts = text.split(separator: "-")
         guard text.count == 10, parts.count == 3, let y = Int64(parts[0]), let m = Int64(parts[1]), let d = Int64(parts[2]),
               (1...12).contains(m), (1...31).contains(d) else { return nil }
-        // Counted from March, so that a leap day ends its year.
-        let year = m <= 2 ? y - 1 : y
-        let era = (year >= 0 ? year : year - 399) / 400
-        let yearOfEra = year - era * 400
-        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        return CivilDate.days(year: y, month: m, day: d)
     }
 
     /// `YYYY-MM-DDTHH:MM:SSZ` of seconds since 1970 (UTC).
@@ -156,15 +150,7 @@ extension Fake {
         let t = Int64(seconds.rounded(.down))
         let day = t >= 0 ? t / 86_400 : (t - 86_399) / 86_400
         let rest = t - day * 86_400
-        let z = day + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let d = dayOfYear - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yearOfEra + era * 400 + (m <= 2 ? 1 : 0)
+        let (y, m, d) = CivilDate.date(days: day)
         guard (0...9999).contains(y) else { return String(y) + "-01-01T00:00:00Z" }
         var out = Array("0000-00-00T00:00:00Z".utf8)
         func put(_ n: Int64, _ at: Int, _ width: Int) {

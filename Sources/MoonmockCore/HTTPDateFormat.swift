@@ -37,14 +37,7 @@ public enum HTTPDateFormat {
         let clock = parts[4].split(separator: ":").compactMap { Int($0) }
         guard clock.count == 3, (1...31).contains(day), (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2])
         else { return nil }
-        // Days from the civil date (proleptic Gregorian), no time-zone database needed.
-        let y = month < 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let m = month + 1
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
+        let days = Int(CivilDate.days(year: Int64(year), month: Int64(month + 1), day: Int64(day)))
         return days * 86_400 + clock[0] * 3600 + clock[1] * 60 + clock[2]
     }
 }

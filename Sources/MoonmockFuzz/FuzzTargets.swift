@@ -13,7 +13,7 @@ enum FuzzTargets {
         "http": http, "json": json, "lua-json": luaJSON, "template": template, "bundle": bundle,
         "stubs": stubNames, "routes": routes, "lua-pattern": luaPattern,
         "regex-lua": regexToLua, "openapi": openAPI, "har": har, "range": ranges, "websocket": websocket,
-        "store": store, "schema": schema, "h2": http2,
+        "store": store, "schema": schema, "h2": http2, "proto": proto,
     ]
 
     /// The request parser fed as a byte stream: the first byte picks where the input is cut into

@@ -4,7 +4,7 @@
 enum Prelude {
     static let chunkName = "=moonmock"
 
-    static let source = helpersSource + "\n" + mainSource.replacingOccurrences(of: "--@streams\n", with: streamsSource + webSocketSource + fakeSource + resourceSource + chaosSource + waitingSource)
+    static let source = helpersSource + "\n" + mainSource.replacingOccurrences(of: "--@streams\n", with: streamsSource + webSocketSource + fakeSource + resourceSource + chaosSource + waitingSource + grpcSource)
 
     static let mainSource = #"""
 local builder_opts = { status = true, headers = true, delay = true, fault = true, bytes_per_second = true, conditional = true }

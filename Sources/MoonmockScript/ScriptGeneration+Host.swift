@@ -40,6 +40,7 @@ extension ScriptGeneration {
         vm.setFunction("spec", in: H) { [unowned self] stack in try self.hostSpec(stack) }
         vm.setFunction("openapi", in: H) { [unowned self] stack in try self.hostOpenAPI(stack) }
         installWebSocketHost(H)
+        installGRPCHost(H)
         vm.setFunction("validate_response", in: H) { [unowned self] stack in
             do { _ = try self.responseSpec(at: 1, stack) } catch { stack.pushNil(); stack.push(message(error)); return 2 }
             stack.push(true); return 1

@@ -76,7 +76,7 @@ extension ScriptGeneration {
             stack.getField(t, "content_type")
             response.headers["Content-Type"] = stack.string(at: -1)
             stack.pop()
-        case "fault": break
+        case "fault", "raw": break
         case "stream": response.fault = .stream(try streamPlan(t, stack, into: &response))
         case "websocket":
             response.headers["Content-Type"] = "text/plain; charset=utf-8"

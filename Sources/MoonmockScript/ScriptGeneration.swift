@@ -3,6 +3,7 @@ import Foundation
 import LuaBridge
 import MoonmockContract
 import MoonmockCore
+import MoonmockProto
 import MoonmockSchema
 
 /// One loaded version of a `mocks.lua`: its Lua VM, the rules it registered and the files it
@@ -60,6 +61,9 @@ public final class ScriptGeneration: @unchecked Sendable {
     public internal(set) var corsDeclaration: CORSPolicy?
     /// The script's `mock.spec(...)`s (handed to the engine once the load succeeds).
     public internal(set) var specDeclarations: [OpenAPIContract] = []
+    /// The protobuf schemas `mock.proto` loaded, and the codec over them.
+    public internal(set) var protoSchema = ProtoSchema()
+    var protoCodec = ProtoCodec(ProtoSchema())
     var loading = false
     var current: RequestContext?
     /// The thread of the handler running now (host functions that wait check they are called
@@ -208,6 +212,8 @@ public final class ScriptGeneration: @unchecked Sendable {
             } catch let error as LuaError {
                 throw ScriptError.load(error.message, traceback: error.traceback)
             }
+            // A script serving gRPC also serves reflection and health, below its own rules.
+            if !protoSchema.services.isEmpty { registered += GRPCBuiltins.rules(schema: protoSchema) }
         }
     }
 

@@ -1,7 +1,7 @@
 /// `types/moonmock.lua`, the LuaLS annotations `moonmock types` and `init` write; the repository's
 /// copy is this text (a test compares them): edit here, then `moonmock types --write .` at the root.
 enum LuaTypes {
-    static let source = mainSource.replacingOccurrences(of: "--@data\n", with: dataSource + waitingSource)
+    static let source = mainSource.replacingOccurrences(of: "--@data\n", with: dataSource + waitingSource + grpcSource)
     static let mainSource = #"""
 ---@meta moonmock
 -- LuaLS definitions for Moonmock's `mock` API and the request table `req`.

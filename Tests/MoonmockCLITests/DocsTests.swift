@@ -90,6 +90,9 @@ struct DocsTests {
             try FileManager.default.copyItem(at: CLIRunner.packageRoot.appendingPathComponent("Tests/Fixtures/contract/" + name),
                                              to: dir.appendingPathComponent(name))
         }
+        // The schema the gRPC examples load (docs/grpc.md).
+        try FileManager.default.copyItem(at: CLIRunner.packageRoot.appendingPathComponent("Tests/GRPC/shop.proto"),
+                                         to: dir.appendingPathComponent("shop.proto"))
         let failures = await cliThread { () -> [String] in
             var failures: [String] = []
             for (i, block) in blocks.enumerated() {

@@ -136,7 +136,7 @@ struct ServeCommandTests {
     }
 
     @Test("every fuzz target passes its seed corpus (the inputs fuzzing found, kept as regressions)",
-          arguments: ["http", "json", "lua-json", "template", "bundle", "stubs", "routes", "lua-pattern", "regex-lua", "openapi", "har", "range", "websocket", "store", "h2"])
+          arguments: ["http", "json", "lua-json", "template", "bundle", "stubs", "routes", "lua-pattern", "regex-lua", "openapi", "har", "range", "websocket", "store", "h2", "proto"])
     func fuzzCorpora(target: String) async throws {
         let replay = CLIRunner.binary.deletingLastPathComponent().appendingPathComponent("MoonmockFuzz")
         let corpus = CLIRunner.packageRoot.appendingPathComponent("Tests/Fuzz/corpus/\(target)").path

@@ -54,6 +54,7 @@ extension EventLoop {
         stream.phase = .sending
         switch response.fault {
         case nil:
+            if Self.isNativeGRPC(response) { return sendGRPC(h2, stream, response) }
             sendStream(h2, stream, response)
         case .connectionReset?, .error?:
             h2.reset(stream, code: 2)   // INTERNAL_ERROR
@@ -130,8 +131,46 @@ extension EventLoop {
         return out
     }
 
+    /// An answer for gRPC itself (not gRPC-Web): the engine lays calls out as gRPC-Web does,
+    /// the status in a last envelope flagged 0x80; over HTTP/2 that envelope's lines become the
+    /// trailers (and with no message, the HEADERS frame carries them: "trailers-only").
+    static func isNativeGRPC(_ response: MockResponse) -> Bool {
+        guard let type = response.headers["content-type"], type.hasPrefix("application/grpc") else { return false }
+        return !type.hasPrefix("application/grpc-web")
+    }
+
+    func sendGRPC(_ h2: HTTP2Session, _ stream: HTTP2Stream, _ response: MockResponse) {
+        var body = response.body
+        var trailers: [(String, String)] = [("grpc-status", "2"), ("grpc-message", "the mock's answer had no status")]
+        if let last = Self.lastEnvelope(body), last.flags & RPCFraming.webTrailers != 0 {
+            trailers = RPCFraming.trailerLines(last.payload)
+            body.removeLast(5 + last.payload.count)
+        }
+        let fields = fields(of: response, length: nil)
+        if body.isEmpty || stream.isHead {
+            return h2.respond(stream, status: 200, fields: fields + trailers, body: false)
+        }
+        stream.out = body
+        stream.finished = true
+        stream.trailers = trailers
+        h2.respond(stream, status: 200, fields: fields, body: true)
+    }
+
+    /// The last envelope of a body of envelopes (found by walking them from the start).
+    static func lastEnvelope(_ body: [UInt8]) -> (flags: UInt8, payload: [UInt8])? {
+        var i = 0, last: (UInt8, [UInt8])?
+        while body.count - i >= 5 {
+            let n = Int(body[i + 1]) << 24 | Int(body[i + 2]) << 16 | Int(body[i + 3]) << 8 | Int(body[i + 4])
+            guard body.count - i - 5 >= n else { return nil }
+            last = (body[i], Array(body[(i + 5)..<(i + 5 + n)]))
+            i += 5 + n
+        }
+        return i == body.count ? last : nil
+    }
+
     /// `mock.sse`, `mock.stream`, `mock.llm`: the head at once, each event as DATA when due.
     func startStreamHTTP2(_ c: Connection, _ h2: HTTP2Session, _ stream: HTTP2Stream, _ plan: StreamPlan, _ response: MockResponse) {
+        stream.grpc = Self.isNativeGRPC(response)
         let cursor = plan.start()
         if stream.isHead {
             cursor.end("completed")
@@ -149,6 +188,10 @@ extension EventLoop {
         while true {
             switch cursor.next() {
             case .send(let bytes)?:
+                if stream.grpc, bytes.first.map({ $0 & RPCFraming.webTrailers != 0 }) == true, let last = Self.lastEnvelope(bytes) {
+                    stream.trailers = RPCFraming.trailerLines(last.payload)   // a streamed call's status: its trailers
+                    continue
+                }
                 stream.out.append(contentsOf: bytes)
             case .wait(let milliseconds)?:
                 recordStream(cursor)

@@ -36,6 +36,8 @@ final class HTTP2Stream {
     }
     var phase = Phase.reading
     var isHead = false
+    /// A streamed gRPC answer: its status envelope becomes the trailers.
+    var grpc = false
     /// Counted in the loop's requests in flight until it closes.
     var active = false
     /// A handler this stream waits for (cancelled if the client resets the stream).

@@ -1,0 +1,118 @@
+extension Prelude {
+    /// `mock.proto`, `mock.grpc` and `mock.grpc_error`: gRPC, gRPC-Web and Connect calls as
+    /// rules on `POST /pkg.Service/Method`. The rule's handler gets the call's messages as Lua
+    /// tables (`req.message`, `req.messages`, `req.metadata`) and answers a table (the
+    /// message), `mock.stream{...}` of messages (server streaming) or `mock.grpc_error(...)`;
+    /// the host encodes that for the protocol the call came in (ScriptGeneration+GRPC).
+    static let grpcSource = #"""
+local GRPC_ERROR = {}
+
+-- mock.proto("api.proto" | { "a.proto", "b.proto" } [, { include = { "proto/" } }]): protoc, or a descriptor set
+function mock.proto(files, opts)
+  if type(files) == "string" then files = { files } end
+  check_type(files, "table", "mock.proto files")
+  opts = check_opts(opts, { include = true }, "mock.proto")
+  local include = opts.include
+  if type(include) == "string" then include = { include } end
+  if include ~= nil then check_type(include, "table", "mock.proto include") end
+  local ok, err = H.proto(files, include)
+  if not ok then fail("mock.proto: " .. err) end
+end
+
+-- mock.grpc_error(code, message, details): a status other than OK (code as a number or "NOT_FOUND")
+function mock.grpc_error(code, message, details)
+  local n, err = H.grpc_code(code)
+  if n == nil then fail("mock.grpc_error: " .. err) end
+  if message ~= nil then check_type(message, "string", "mock.grpc_error message") end
+  if details ~= nil then check_type(details, "table", "mock.grpc_error details") end
+  return setmetatable({ code = n, message = message or "", details = details }, GRPC_ERROR)
+end
+
+-- The call's compression: gRPC's grpc-encoding, Connect streaming's connect-content-encoding, Connect unary's content-encoding.
+local function grpc_encoding(req)
+  return req.headers["grpc-encoding"] or req.headers["connect-content-encoding"] or req.headers["content-encoding"]
+end
+
+local grpc_keys = { match = true, trailers = true, headers = true, times = true, delay = true, name = true, priority = true }
+
+-- The answer of one call: its messages (or error), leading metadata and trailers, encoded by the host.
+local function grpc_reply(method, req, result, opts, delay)
+  local ctype, connect = req.headers["content-type"], req.headers["connect-protocol-version"] ~= nil
+  local code, message, details, messages, pieces = 0, "", nil, {}, nil
+  if getmetatable(result) == GRPC_ERROR then
+    code, message, details = result.code, result.message, result.details
+  elseif getmetatable(result) == RESP and result.kind == "stream" then
+    pieces = result.chunks
+    for i, c in ipairs(pieces) do
+      local m = c.data
+      if type(m) == "string" then m = json.decode(m) end
+      messages[i] = m
+    end
+  elseif getmetatable(result) == RESP then
+    error("mock.grpc " .. method .. ": answer a table (the message), mock.stream{...} of messages or mock.grpc_error(...), not a " .. tostring(result.kind) .. " response", 0)
+  elseif type(result) == "table" then
+    messages = { result }
+  elseif result ~= nil then
+    error("mock.grpc " .. method .. ": answer a table (the message), got " .. type(result), 0)
+  end
+  local body, status, headers = H.grpc_encode(method, ctype, connect, messages, code, message, details, opts.headers,
+                                              opts.trailers, pieces ~= nil)
+  if body == nil then error("mock.grpc " .. method .. ": " .. status, 0) end
+  if pieces == nil then return response("raw", { body = body }, { status = status, headers = headers, delay = delay }, "mock.grpc") end
+  local chunks = {}
+  for i, data in ipairs(body) do chunks[i] = { data = data, delay = pieces[i] and pieces[i].delay or 0 } end
+  return stream_response(chunks, { headers = headers, delay = delay }, "mock.grpc", "stream", headers["content-type"])
+end
+
+-- mock.grpc("pkg.Service/Method", handler | message | { on_message = fn(call, msg) } [, opts])
+function mock.grpc(method, handler, opts)
+  check_type(method, "string", "mock.grpc method")
+  if method:sub(1, 1) == "/" then method = method:sub(2) end
+  local kind, err = H.grpc_method(method)
+  if kind == nil then fail("mock.grpc: " .. err) end
+  check_handler(handler, "mock.grpc", "the second argument")
+  opts = check_opts(opts, grpc_keys, "mock.grpc")
+  if opts.match ~= nil then check_type(opts.match, "table", "mock.grpc match") end
+  if opts.trailers ~= nil then check_type(opts.trailers, "table", "mock.grpc trailers") end
+  if opts.headers ~= nil then check_type(opts.headers, "table", "mock.grpc headers") end
+  local delay = check_ms(opts.delay, "mock.grpc: delay")
+  local on_message = type(handler) == "table" and getmetatable(handler) == nil and handler.on_message or nil
+  if on_message ~= nil then check_type(on_message, "function", "mock.grpc on_message") end
+  local function respond(req)
+    local messages, derr = H.grpc_decode(method, req.headers["content-type"], req.headers["connect-protocol-version"] ~= nil, req.body, grpc_encoding(req))
+    if messages == nil then return grpc_reply(method, req, mock.grpc_error("INVALID_ARGUMENT", derr), opts, delay) end
+    -- The deadline (grpc-timeout): a delay past it ends the call with DEADLINE_EXCEEDED when it is due.
+    local deadline = H.grpc_timeout(req.headers["grpc-timeout"])
+    if deadline ~= nil and delay ~= nil and delay > deadline then
+      return grpc_reply(method, req, mock.grpc_error("DEADLINE_EXCEEDED", "the mock's delay (" .. delay .. " ms) passed the call's deadline"), opts, deadline)
+    end
+    local call = setmetatable({ message = messages[1] or {}, messages = messages, metadata = req.headers }, { __index = req })
+    local result = handler
+    if on_message ~= nil then
+      -- Bidirectional streaming: each message in, whatever call:send() answers out, in order.
+      local out = {}
+      function call.send(self, m) out[#out + 1] = m end
+      for _, m in ipairs(messages) do
+        local r = on_message(call, m)
+        if getmetatable(r) == GRPC_ERROR then return grpc_reply(method, req, r, opts, delay) end
+      end
+      result = mock.stream(out)
+    elseif type(handler) == "function" then
+      result = handler(call)
+    end
+    return grpc_reply(method, req, result, opts, delay)
+  end
+  local when = nil
+  if opts.match ~= nil then
+    local pattern = opts.match
+    when = function(req)
+      local messages = H.grpc_decode(method, req.headers["content-type"], req.headers["connect-protocol-version"] ~= nil, req.body, grpc_encoding(req))
+      return messages ~= nil and messages[1] ~= nil and H.json_contains(messages[1], pattern)
+    end
+  end
+  register({ method = "POST", path = "/" .. method, respond = respond, when = when,
+             opts = { times = opts.times, name = opts.name, priority = opts.priority },
+             default_name = "grpc " .. method }, "mock.grpc")
+end
+"""#
+}
