@@ -151,7 +151,7 @@ let package = Package(
         .target(name: "MoonmockMockingBird", dependencies: ["Moonmock", "MoonmockCore"]),
         .target(name: "MoonmockStubber", dependencies: ["Moonmock", "MoonmockCore"]),
         .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis",
-                                                          "MoonmockProxy", "MoonmockSchema", "MoonmockYAML", "MoonmockContract"]),
+                                                          "MoonmockProxy", "MoonmockSchema", "MoonmockYAML", "MoonmockContract", "MoonmockProto"]),
         // Fuzz targets (scripts/fuzz runs them under libFuzzer; the test suite replays their corpora).
         .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockProto", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis", "MoonmockSchema", "LuaBridge", "CLua"]),
         .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockSchema"]),

@@ -18,6 +18,9 @@ public final class Engine: Sendable {
     public let sequenceCounts = SequenceCounts()
     /// Open WebSockets (`mock.websocket` routes on the server).
     public let websockets = WebSocketRegistry()
+    /// A gRPC family call's journal entry decoded (its method, status and messages as JSON), set
+    /// by the script that loads its schemas: the admin API and the dashboard show it.
+    public let rpcDescriber = Locked<(@Sendable (JournalEntry) -> JSONValue?)?>(nil)
     /// Requests, reloads, switches and state changes, for watchers (`GET /__moonmock/events`).
     public let feed: EventFeed
     /// The Mock-Bundles the script declared and the folder each serves.
@@ -115,6 +118,11 @@ public final class Engine: Sendable {
     /// engine.mayUseStore(MockRequest(method: "GET", url: "http://x/count"))   // true: a Lua handler
     /// ```
     public func mayUseStore(_ request: MockRequest) -> Bool { mayUseStore(request, waitsAllowed: false) }
+
+    /// Whether a rule answers `path` as a live streaming call (``Rule/liveStream``).
+    public func isLiveStream(_ path: String) -> Bool {
+        sets.withLock { $0.script.livePaths.contains(path) || $0.runtime.livePaths.contains(path) }
+    }
 
     /// ``mayUseStore(_:)``, not counting rules whose store use waits (``Rule/storeWaits``) when
     /// `waitsAllowed` (the caller's thread has a ``StoreChannel``).

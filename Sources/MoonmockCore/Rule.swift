@@ -140,6 +140,9 @@ public final class Rule: Sendable {
     /// Answers kept while a state version stays (a `mock.resource` list): the engine answers
     /// from here before running the responder.
     public let answerCache: AnswerCache?
+    /// A bidirectional streaming call (`mock.grpc` with `on_message`): over HTTP/2 the door
+    /// routes it as soon as its headers arrive, and its messages flow both ways while it lasts.
+    public let liveStream: Bool
     let responder: Responder
     private let claimed = AtomicInt(0)
     /// Responses served, counted per thread (see ``StripedCounter``).
@@ -148,7 +151,7 @@ public final class Rule: Sendable {
     public init(id: String? = nil, method: String?, pattern: RoutePattern, predicates: [Predicate] = [],
                 times: Int? = nil, priority: Int = 0, location: String? = nil, graphQLOperation: String? = nil,
                 definition: JSONValue? = nil, mayUseStore: Bool = true, storeWaits: Bool = false, chaos: ChaosRunner? = nil,
-                answerCache: AnswerCache? = nil, responder: @escaping Responder) {
+                answerCache: AnswerCache? = nil, liveStream: Bool = false, responder: @escaping Responder) {
         let method = Rule.normalizedMethod(method)
         self.id = id ?? Rule.defaultID(method: method, pattern: pattern)
         self.method = method
@@ -163,6 +166,7 @@ public final class Rule: Sendable {
         self.storeWaits = storeWaits && answerCache == nil
         self.chaos = chaos
         self.answerCache = answerCache
+        self.liveStream = liveStream
         self.responder = responder
     }
 

@@ -28,12 +28,15 @@ public final class RuleSet: @unchecked Sendable {
     private let borrowed: UnsafeMutableBufferPointer<Unmanaged<Rule>>
     /// No rules at all.
     let isEmpty: Bool
+    /// The paths of live streaming calls (``Rule/liveStream``).
+    let livePaths: Set<String>
 
     public init(_ rules: [Rule], owner: (any AnyObject & Sendable)? = nil) {
         self.rules = rules
         borrowed = .allocate(capacity: rules.count)
         _ = borrowed.initialize(from: rules.map { Unmanaged.passUnretained($0) })
         isEmpty = rules.isEmpty
+        livePaths = Set(rules.filter(\.liveStream).map(\.pattern.source))
         self.owner = owner
         var methods: [String: [RouteTrie.Entry]] = [:]
         var any: [RouteTrie.Entry] = []

@@ -18,7 +18,7 @@ extension FuzzTargets {
         let bytes: [UInt8]
         do { bytes = try codec.encode(value, as: "fz.All") } catch { preconditionFailure("decoded but does not encode: \(error)") }
         guard let again = try? codec.decode(bytes, as: "fz.All") else { preconditionFailure("its own encoding does not decode") }
-        precondition(again == value || String(decoding: value.encoded(), as: UTF8.self).contains("NaN"), "the round trip changed the value")
+        precondition(again == value || String(decoding: value.encoded(), as: UTF8.self).contains("NaN"), "the round trip changed the value: \(String(decoding: value.encoded(), as: UTF8.self)) became \(String(decoding: again.encoded(), as: UTF8.self))")
         precondition((try? codec.encode(again, as: "fz.All")) == bytes, "encoding is not deterministic")
     }
 }

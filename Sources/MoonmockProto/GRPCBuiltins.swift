@@ -13,6 +13,12 @@ public enum GRPCBuiltins {
         var rules: [Rule] = []
         for service in reflectionServices {
             let pattern = try! RoutePattern("/\(service)/ServerReflectionInfo")
+            // Over HTTP/2 a live call: grpcurl and Evans keep one stream open and ask in turn.
+            rules.append(Rule(id: "grpc reflection (\(service.contains("v1alpha") ? "v1alpha" : "v1"), live)", method: "POST", pattern: pattern,
+                              predicates: [Predicate("a live call") { _, _ in LiveDispatch.isActive ? nil : "not a live call" }],
+                              priority: -1_000_000, mayUseStore: false, liveStream: true) { _ in
+                MockResponse(status: 200, fault: .websocket(WebSocketRoute(endpoint: ReflectionEndpoint(schema: schema))))
+            })
             rules.append(Rule(id: "grpc reflection (\(service.contains("v1alpha") ? "v1alpha" : "v1"))", method: "POST", pattern: pattern,
                               priority: -1_000_000, mayUseStore: false) { context in
                 call(context.request) { try reflect($0, schema) }
@@ -183,6 +189,21 @@ public enum GRPCBuiltins {
         set.tag(1, .lengthDelimited); set.lengthDelimited(file.bytes)
         return try! ProtoSchema(descriptorSet: set.bytes)
     }()
+}
+
+/// Server reflection as a live call: each request message answered as it arrives.
+final class ReflectionEndpoint: WebSocketEndpoint {
+    let schema: ProtoSchema
+    init(schema: ProtoSchema) { self.schema = schema }
+    func opened(_ socket: WebSocketSession, _ request: MockRequest) {}
+    func received(_ socket: WebSocketSession, _ message: WebSocketMessage) {
+        guard case .binary(let bytes) = message else { return }
+        do { socket.send(.binary(try GRPCBuiltins.reflect(bytes, schema))) } catch {
+            socket.close(code: 3, reason: "\(error)")
+        }
+    }
+    func fired(_ socket: WebSocketSession, timer token: Int) {}
+    func closed(_ socket: WebSocketSession, code: Int, reason: String) {}
 }
 
 extension ProtoSchema {

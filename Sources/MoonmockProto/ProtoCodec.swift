@@ -77,7 +77,7 @@ public struct ProtoCodec: Sendable {
         for (name, map) in maps { object[name] = .object(map) }
         // Defaults are left out (proto3 JSON), except where the field has presence.
         for field in message.fields where !field.repeated && !field.hasPresence {
-            if let value = object[field.jsonName], Self.isDefault(value, field) { object[field.jsonName] = nil }
+            if let value = object[field.jsonName], isDefault(value, field) { object[field.jsonName] = nil }
         }
         return .object(object)
     }
@@ -142,13 +142,13 @@ public struct ProtoCodec: Sendable {
         return .double(d)
     }
 
-    static func isDefault(_ value: JSONValue, _ field: ProtoField) -> Bool {
+    func isDefault(_ value: JSONValue, _ field: ProtoField) -> Bool {
         switch value {
         case .integer(let i): return i == 0
         case .double(let d): return d == 0 && d.sign == .plus
         case .bool(let b): return !b
         case .string(let s):
-            if field.type == .enum { return false }
+            if field.type == .enum { return schema.enums[field.typeName]?.number(of: s) == 0 }
             return s.isEmpty || (s == "0" && [.int64, .uint64, .sint64, .fixed64, .sfixed64].contains(field.type))
         default: return false
         }

@@ -36,7 +36,7 @@ end
 local grpc_keys = { match = true, trailers = true, headers = true, times = true, delay = true, name = true, priority = true }
 
 -- The answer of one call: its messages (or error), leading metadata and trailers, encoded by the host.
-local function grpc_reply(method, req, result, opts, delay)
+local function grpc_reply(method, req, result, opts, delay, ending)
   local ctype, connect = req.headers["content-type"], req.headers["connect-protocol-version"] ~= nil
   local code, message, details, messages, pieces = 0, "", nil, {}, nil
   if getmetatable(result) == GRPC_ERROR then
@@ -55,6 +55,7 @@ local function grpc_reply(method, req, result, opts, delay)
   elseif result ~= nil then
     error("mock.grpc " .. method .. ": answer a table (the message), got " .. type(result), 0)
   end
+  if ending ~= nil then code, message, details = ending.code, ending.message, ending.details end   -- messages, then an error
   local body, status, headers = H.grpc_encode(method, ctype, connect, messages, code, message, details, opts.headers,
                                               opts.trailers, pieces ~= nil)
   if body == nil then error("mock.grpc " .. method .. ": " .. status, 0) end
@@ -92,11 +93,12 @@ function mock.grpc(method, handler, opts)
       -- Bidirectional streaming: each message in, whatever call:send() answers out, in order.
       local out = {}
       function call.send(self, m) out[#out + 1] = m end
+      local ending = nil
       for _, m in ipairs(messages) do
         local r = on_message(call, m)
-        if getmetatable(r) == GRPC_ERROR then return grpc_reply(method, req, r, opts, delay) end
+        if getmetatable(r) == GRPC_ERROR then ending = r; break end
       end
-      result = mock.stream(out)
+      return grpc_reply(method, req, mock.stream(out), opts, delay, ending)
     elseif type(handler) == "function" then
       result = handler(call)
     end
@@ -109,6 +111,37 @@ function mock.grpc(method, handler, opts)
       local messages = H.grpc_decode(method, req.headers["content-type"], req.headers["connect-protocol-version"] ~= nil, req.body, grpc_encoding(req))
       return messages ~= nil and messages[1] ~= nil and H.json_contains(messages[1], pattern)
     end
+  end
+  if on_message ~= nil and opts.match == nil then
+    -- Over HTTP/2 a bidirectional call is live: routed on its headers (H.grpc_live() is true
+    -- then), each message handed to on_message as it arrives, each call:send() sent at once.
+    local calls = {}
+    local function dispatch(kind, id, path, a, b)
+      if kind == "open" then
+        local call = setmetatable({ metadata = a.headers, messages = {} }, { __index = request_copy(a) })
+        local ctype = a.headers["content-type"]
+        function call.send(self, m)
+          if self ~= call then error("call:send: call it with a colon (call:send{...})", 2) end
+          local ok, err = H.grpc_live_send(id, method, ctype, m)
+          if not ok then error("call:send: " .. err, 2) end
+        end
+        calls[id] = { call = call, ctype = ctype }
+      elseif kind == "message" then
+        local live = calls[id]
+        if live == nil then return end
+        local msg, err = H.grpc_decode_one(method, live.ctype, a.binary)
+        if msg == nil then H.grpc_live_close(id, 3, err); return end
+        live.call.message = msg
+        local r = on_message(live.call, msg)
+        if getmetatable(r) == GRPC_ERROR then H.grpc_live_close(id, r.code, r.message) end
+      elseif kind == "close" then
+        calls[id] = nil
+      end
+    end
+    local live = setmetatable({ kind = "websocket", status = 426, dispatch = dispatch, body = "a live gRPC call" }, RESP)
+    register({ method = "POST", path = "/" .. method, respond = live, when = function() return H.grpc_live() end, live = true,
+               opts = { times = opts.times, name = opts.name, priority = opts.priority },
+               default_name = "grpc " .. method }, "mock.grpc")
   end
   register({ method = "POST", path = "/" .. method, respond = respond, when = when,
              opts = { times = opts.times, name = opts.name, priority = opts.priority },

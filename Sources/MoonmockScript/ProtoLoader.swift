@@ -6,6 +6,17 @@ import Glibc
 import Darwin
 #endif
 
+/// `.proto` files (and descriptor sets) as a schema, for `moonmock convert proto`.
+///
+/// ```swift
+/// let schema = try ProtoFiles.load(["/abs/api.proto"], includes: [])
+/// ```
+public enum ProtoFiles {
+    public static func load(_ files: [String], includes: [String]) throws -> ProtoSchema {
+        try ProtoLoader.load(files, includes: includes)
+    }
+}
+
 /// `mock.proto`: `.proto` files compiled by `protoc --descriptor_set_out --include_imports`
 /// (`$PROTOC`, else `protoc` on the PATH), or descriptor sets (`.binpb`, `.pb`, `.desc`) read
 /// as they are.

@@ -77,6 +77,30 @@ extension ScriptGeneration {
         vm.setFunction("grpc_encode", in: H) { [unowned self] stack in
             do { return try self.encodeAnswer(stack) } catch { stack.pushNil(); stack.push(message(error)); return 2 }
         }
+        // Live calls (bidirectional streaming over HTTP/2): whether this routing is one; a message
+        // of one call decoded; a message sent on one; the call ended with a status.
+        vm.setFunction("grpc_live", in: H) { stack in stack.push(LiveDispatch.isActive); return 1 }
+        vm.setFunction("grpc_decode_one", in: H) { [unowned self] stack in
+            do {
+                let (method, rpc) = try self.call(stack)
+                self.push(json: try self.decodeMessage(stack.bytes(at: 3) ?? [], method.input, rpc), stack)
+                return 1
+            } catch { stack.pushNil(); stack.push(message(error)); return 2 }
+        }
+        vm.setFunction("grpc_live_send", in: H) { [unowned self] stack in
+            reportingFailure(stack) {
+                let id = Int(try stack.checkInteger(1, "call id"))
+                let (method, rpc) = try self.call(stack, from: 2)
+                let bytes = try self.encodeMessage(try self.json(at: 4, stack), method.output, rpc)
+                guard let socket = self.engine.websockets.socket(id) else { throw LuaError.host("the call has ended") }
+                socket.send(.binary(bytes))
+            }
+        }
+        vm.setFunction("grpc_live_close", in: H) { [unowned self] stack in
+            let id = Int(stack.integer(at: 1) ?? 0)
+            self.engine.websockets.socket(id)?.close(code: Int(stack.integer(at: 2) ?? 2), reason: stack.string(at: 3) ?? "")
+            return 0
+        }
         // (value, pattern): the value holds every key of the pattern (mock.grpc's match)
         vm.setFunction("json_contains", in: H) { [unowned self] stack in
             let value = try self.json(at: 1, stack), pattern = try self.json(at: 2, stack)
@@ -93,10 +117,10 @@ extension ScriptGeneration {
         }
     }
 
-    private func call(_ stack: LuaStack) throws -> (ProtoMethod, RPCProtocol) {
-        let path = try stack.checkString(1, "method")
+    private func call(_ stack: LuaStack, from first: Int32 = 1) throws -> (ProtoMethod, RPCProtocol) {
+        let path = try stack.checkString(first, "method")
         guard let method = protoSchema.method(path) else { throw LuaError.host(unknownMethod(path)) }
-        let contentType = stack.string(at: 2)
+        let contentType = stack.string(at: first + 1)
         guard let rpc = RPCProtocol(contentType: contentType, connectHeader: true) else {
             throw LuaError.host("content-type \(contentType ?? "(none)") is not gRPC, gRPC-Web or Connect")
         }

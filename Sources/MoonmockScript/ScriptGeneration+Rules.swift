@@ -201,6 +201,7 @@ extension ScriptGeneration {
                         storeWaits: waits,
                         chaos: chaosPolicy.map { ChaosRunner($0, seed: SeededRandom.mix(engine.environment.seed, SeededRandom.seed("rule:\(name ?? Rule.defaultID(method: method, pattern: pattern))@\(location)"))) },
                         answerCache: string("cache_version").map(AnswerCache.init(versionKey:)),
+                        liveStream: { stack.getField(1, "live"); defer { stack.pop() }; return stack.bool(at: -1) }(),
                         responder: responder)
         if callsLua { luaResponders.insert(ObjectIdentifier(rule)) }
         return rule

@@ -213,7 +213,11 @@ public final class ScriptGeneration: @unchecked Sendable {
                 throw ScriptError.load(error.message, traceback: error.traceback)
             }
             // A script serving gRPC also serves reflection and health, below its own rules.
-            if !protoSchema.services.isEmpty { registered += GRPCBuiltins.rules(schema: protoSchema) }
+            if !protoSchema.services.isEmpty {
+                registered += GRPCBuiltins.rules(schema: protoSchema)
+                let describe = Self.describer(protoSchema)
+                engine.rpcDescriber.withLock { $0 = describe }
+            }
         }
     }
 

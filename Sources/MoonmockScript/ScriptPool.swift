@@ -104,7 +104,8 @@ public final class ScriptPool: Sendable {
             guard primary.luaResponders.contains(ObjectIdentifier(rule)) else { return rule }
             return Rule(id: rule.id, method: rule.method, pattern: rule.pattern, predicates: rule.predicates, times: rule.times,
                  priority: rule.priority, location: rule.location, graphQLOperation: rule.graphQLOperation,
-                 mayUseStore: rule.mayUseStore, storeWaits: rule.storeWaits, chaos: rule.chaos, answerCache: rule.answerCache) { [self] context in
+                 mayUseStore: rule.mayUseStore, storeWaits: rule.storeWaits, chaos: rule.chaos, answerCache: rule.answerCache,
+                 liveStream: rule.liveStream) { [self] context in
                 try withFreeVM { g in try g.rules[index].respond(context) }
             }
         }

@@ -134,6 +134,57 @@ function request(spec)
            delay = delay, fault = fault }
 end
 
+-- grpc("pkg.Service/Method", message | { messages... } [, { metadata = {} }]): a call of a
+-- mock.grpc method in Connect's streaming JSON, which every kind of method takes. Returns
+-- { status = "OK" | "NOT_FOUND" | ..., code = n, message = first answer, messages = all,
+--   error = the status message, headers = the answer's fields }.
+local codes = { "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+                "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+                "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED" }
+local function envelope(s)
+  local n = #s
+  return string.char(0, (n >> 24) & 255, (n >> 16) & 255, (n >> 8) & 255, n & 255) .. s
+end
+function grpc(method, message, opts)
+  if type(method) ~= "string" or not method:find("/") then
+    error(where() .. ": grpc: give the method as \"pkg.Service/Method\", got " .. show(method), 0)
+  end
+  if message ~= nil and type(message) ~= "table" then error(where() .. ": grpc: the message is a table, got " .. type(message), 0) end
+  local messages = { message or {} }
+  if type(message) == "table" and type(message[1]) == "table" then messages = message end
+  local headers = { ["Content-Type"] = "application/connect+json", ["Connect-Protocol-Version"] = "1" }
+  for k, v in pairs((opts or {}).metadata or {}) do headers[tostring(k)] = tostring(v) end
+  local body = {}
+  for i, m in ipairs(messages) do
+    local text = json.encode(m)
+    if text == "[]" then text = "{}" end
+    body[i] = envelope(text)
+  end
+  local status, response_headers, response_body = S.request("POST", "/" .. method:gsub("^/", ""), headers, concat(body))
+  local result = { status = "OK", code = 0, messages = {}, headers = response_headers }
+  local at = 1
+  while at + 4 <= #response_body do
+    local flags, b1, b2, b3, b4 = response_body:byte(at, at + 4)
+    local n = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+    local payload = response_body:sub(at + 5, at + 4 + n)
+    at = at + 5 + n
+    local ok, decoded = pcall(json.decode, payload)
+    if flags & 2 ~= 0 then
+      local e = ok and type(decoded) == "table" and decoded.error or nil
+      if e then
+        result.status = string.upper(e.code == "canceled" and "cancelled" or e.code or "unknown")
+        for i, name in ipairs(codes) do if name == result.status then result.code = i end end
+        result.error = e.message
+      end
+    elseif ok then
+      result.messages[#result.messages + 1] = decoded
+    end
+  end
+  if status ~= 200 then result.status, result.code, result.error = "UNKNOWN", 2, "HTTP " .. status .. ": " .. response_body end
+  result.message = result.messages[1]
+  return result
+end
+
 function advance(ms)
   if type(ms) ~= "number" or ms < 0 then error(where() .. ": advance: give milliseconds (a number, 0 or more)", 0) end
   S.advance(ms)

@@ -40,7 +40,23 @@ extension SpecRunner {
             stack.push(response.status)
             stack.newTable()
             for field in response.headers { stack.push(field.value); stack.setField(-2, field.name.asciiLowercased) }
-            stack.push(bytes: method == "HEAD" ? [] : response.body)
+            var body = response.body
+            if case .stream(let plan)? = response.fault {
+                // A streamed answer is read whole (a stream that stays open, up to its last piece):
+                // the clock moves by its intervals, as a client reading it would see it.
+                let cursor = plan.start()
+                var reading = true, pieces = 0
+                while reading, pieces < 10_000, let step = cursor.next() {
+                    switch step {
+                    case .send(let bytes):
+                        body += bytes
+                        pieces += 1
+                    case .wait(let ms):
+                        if !plan.closes && cursor.transcript.chunks >= plan.chunks.count { reading = false } else { clock.advance(by: ms / 1000) }
+                    }
+                }
+            }
+            stack.push(bytes: method == "HEAD" ? [] : body)
             stack.push(exchange.delayMilliseconds)
             switch response.fault {
             case nil: stack.pushNil()

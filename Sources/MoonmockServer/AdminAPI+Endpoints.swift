@@ -49,7 +49,7 @@ extension AdminAPI {
             }
         }
         if count { return .json(.object(["count": .integer(Int64(entries.count))])) }
-        return .json(.array(entries.map(Self.json)))
+        return .json(.array(entries.map(entryJSON)))
     }
 
     func listVariants() -> MockResponse {
@@ -110,5 +110,12 @@ extension AdminAPI {
         } catch {
             return .json(.object(["ok": .bool(false), "message": .string(String(describing: error))]), status: 422)
         }
+    }
+
+    /// An entry as the journal lists it, with a gRPC call decoded (`grpc`) when the script loaded its schema.
+    func entryJSON(_ e: JournalEntry) -> JSONValue {
+        guard let describe = engine.rpcDescriber.withLock({ $0 }), case .object(var o) = Self.json(e), let rpc = describe(e) else { return Self.json(e) }
+        o["grpc"] = rpc
+        return .object(o)
     }
 }

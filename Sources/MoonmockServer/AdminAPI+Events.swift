@@ -46,7 +46,7 @@ final class FeedStream: StreamContinuation, @unchecked Sendable {
         }
         for event in events {
             switch event {
-            case .request(let id): if let entry = entries[id] { bytes += AdminAPI.sse("request", AdminAPI.json(entry)) }
+            case .request(let id): if let entry = entries[id] { bytes += AdminAPI.sse("request", api.entryJSON(entry)) }
             case .reload(let status): bytes += AdminAPI.sse("reload", status)
             case .switched(let what): bytes += AdminAPI.sse("switch", what)
             case .state(let key): bytes += AdminAPI.sse("state", .object(["key": key.map(JSONValue.string) ?? .null]))

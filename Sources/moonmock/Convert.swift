@@ -7,8 +7,9 @@ enum Convert {
     static func run(_ arguments: [String]) -> Int32 {
         if arguments.contains("-h") || arguments.contains("--help") { print(MoonmockCLI.convertUsage); return 0 }
         if let kind = arguments.first, ["har", "wiremock", "openapi"].contains(kind) { return ConvertImport.run(kind, Array(arguments.dropFirst())) }
+        if arguments.first == "proto" { return ConvertProto.run(Array(arguments.dropFirst())) }
         guard let kind = arguments.first, kind == "bundle" || kind == "stubs" else {
-            return MoonmockCLI.usageError(arguments.isEmpty ? "missing what to convert (har, openapi, wiremock, bundle or stubs)" : "cannot convert '\(arguments[0])'",
+            return MoonmockCLI.usageError(arguments.isEmpty ? "missing what to convert (har, openapi, wiremock, proto, bundle or stubs)" : "cannot convert '\(arguments[0])'",
                                           MoonmockCLI.convertUsage)
         }
         var dir: String?

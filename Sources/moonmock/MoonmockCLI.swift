@@ -18,7 +18,7 @@ enum MoonmockCLI {
       types [--write DIR | --path]       the editor annotations of the mock API
       request SCRIPT METHOD URL          run one request through a script, print it like curl -i
       record --upstream URL              proxy to a real API and write what it answered as a mocks.lua
-      convert har|bundle|stubs ...       a mocks.lua from a HAR file, a Mock-Bundle or a stubs folder
+      convert har|proto|bundle|stubs ... a mocks.lua from a HAR file, .proto files, a Mock-Bundle or a stubs folder
       mcp --url URL                      MCP over stdio for coding agents, driving a running server
       validate SCHEMA [INSTANCE...]      JSON or YAML instances (or JSON lines) against a JSON Schema
       drift SCRIPT --upstream URL        the same requests to the mocks and the real API: what differs
@@ -115,6 +115,7 @@ enum MoonmockCLI {
     usage: moonmock convert har FILE.har|FILE.zip [--host HOST[:PORT]]... [--out DIR] [writer options]
            moonmock convert openapi SPEC.json|SPEC.yaml [--out DIR]
            moonmock convert wiremock DIR [--out DIR]
+           moonmock convert proto FILE.proto... [--include DIR]... [--out DIR]
            moonmock convert bundle DIR
            moonmock convert stubs DIR --endpoint NAME="METHOD /pattern"...
 
@@ -133,6 +134,10 @@ enum MoonmockCLI {
     wiremock: a rule per mapping of a WireMock folder (mappings/*.json, __files/): URL,
     query, header and body matchers, responses, delays, faults, priorities, and scenarios
     as mock.state.
+
+    proto: mock.proto and a mock.grpc rule per method of the .proto files (protoc compiles
+    them; --include adds import folders), each answering an example message: a stream of
+    two for server streaming, one per message for bidirectional calls.
 
     bundle, stubs: prints a mocks.lua that behaves like the Mock-Bundle folder DIR
     (DIR/bundle.json) or the stubs folder DIR, leaving the fixture files where they are.
@@ -168,6 +173,7 @@ enum MoonmockCLI {
 
     static let requestUsage = """
     usage: moonmock request SCRIPT METHOD URL [-H 'Name: value']... [-d BODY | -d @FILE] [options]
+           moonmock request SCRIPT GRPC pkg.Service/Method [-d '{"json": "message"}'] [options]
 
     Runs one request through SCRIPT without a server and prints the response
     as curl -i does: status line, headers, a blank line, the body. URL is a path
@@ -175,7 +181,9 @@ enum MoonmockCLI {
     A fault exits like curl would: connection_reset 56, empty_response 52,
     malformed_chunk 56, timeout 28. A mock.proxy rule forwards the request to its
     upstream and prints its answer. When no rule answers, a terminal gets the
-    closest rules as a table; a pipe gets the 404's JSON.
+    closest rules as a table; a pipe gets the 404's JSON. GRPC calls a mock.grpc
+    method with the message -d gives as JSON (an array of them for streaming
+    calls) and prints grpc-status, then each answer message as a line of JSON.
 
     options:
       -H, --header 'Name: value'   add a request header (repeatable)

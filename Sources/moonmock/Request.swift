@@ -63,7 +63,9 @@ enum Request {
                 throw UsageError(positional.count < 3 ? "missing \(names[positional.count])" : "unexpected argument '\(positional[3])'")
             }
             let target = positional[2]
-            if !target.contains("://") && !target.hasPrefix("/") {
+            if positional[1].uppercased() == "GRPC" {
+                _ = try grpcRequest(method: target, body: body, headers: headers)   // checked before the script loads
+            } else if !target.contains("://") && !target.hasPrefix("/") {
                 throw UsageError("URL '\(target)' is neither a path (/\(target)) nor an absolute URL (http://HOST/\(target))")
             }
         } catch let error as UsageError {
@@ -80,7 +82,10 @@ enum Request {
             return 1
         }
         let url = positional[2]
-        let exchange = engine.handle(MockRequest(method: positional[1], url: url, headers: headers, body: body))
+        let grpc = positional[1].uppercased() == "GRPC"
+        guard let request = grpc ? try? grpcRequest(method: url, body: body, headers: headers)
+                                 : MockRequest(method: positional[1], url: url, headers: headers, body: body) else { return 1 }
+        let exchange = engine.handle(request)
 
         if exchange.delayMilliseconds > 0 {
             MoonmockCLI.printError("* delay: \(Int(exchange.delayMilliseconds.rounded())) ms")
@@ -110,6 +115,7 @@ enum Request {
             MoonmockCLI.printError("* mock.proxy: forwarded to \(target.url(for: exchange.request))")
             response = Upstream.shared.fetch(exchange.request, to: target)
         }
+        if grpc && (exchange.matched || !table) { return printGRPC(response, fail: failOnError, wait: waitForDelay) }
         switch response.fault {
         case .connectionReset?, .error?: MoonmockCLI.printError("* fault: connection_reset (connection reset by peer)"); return 56
         case .emptyResponse?: MoonmockCLI.printError("* fault: empty_response (empty reply from server)"); return 52

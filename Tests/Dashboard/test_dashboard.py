@@ -202,3 +202,29 @@ end)
         page.wait_for_selector("#i-outbound")
         outbound = page.inner_text("#i-outbound")
         assert "webhook ×2" in outbound and "POST http://127.0.0.1:1/hook" in outbound and "no answer" in outbound
+
+
+def test_a_grpc_call_shows_decoded_in_the_inspector(tmp_path, page) -> None:
+    # A Connect call in binary protobuf: the inspector shows the method, its status and both messages as JSON.
+    (tmp_path / "shop.proto").write_text(
+        'syntax = "proto3"; package shop.v1;\n'
+        'message GetOrderRequest { string id = 1; }\nmessage Order { string id = 1; int64 total_cents = 2; }\n'
+        'service Orders { rpc GetOrder(GetOrderRequest) returns (Order); }\n')
+    script = tmp_path / "mocks.lua"
+    script.write_text("""
+mock.proto("shop.proto")
+mock.grpc("shop.v1.Orders/GetOrder", function(req) return { id = req.message.id, total_cents = "1999" } end)
+""")
+    with moonmock.serve(script, binary=os.environ.get("MOONMOCK_BIN")) as mm:
+        page.goto(mm.url + "/__moonmock/")
+        page.wait_for_selector("#live.on")
+        request = urllib.request.Request(mm.url + "/shop.v1.Orders/GetOrder", data=b"\x0a\x02o7", method="POST",
+                                         headers={"Content-Type": "application/proto", "Connect-Protocol-Version": "1"})
+        assert urllib.request.urlopen(request, timeout=5).read() == b"\x0a\x02o7\x10\xcf\x0f"
+        page.wait_for_selector(".row:has-text('GetOrder')")
+        page.click(".row:has-text('GetOrder')")
+        page.wait_for_selector("#i-grpc")
+        assert "shop.v1.Orders/GetOrder" in page.inner_text("#i-grpc") and "connect" in page.inner_text("#i-grpc")
+        assert page.inner_text("#i-grpc-status") == "0 OK"
+        assert json.loads(page.inner_text("#i-grpc-request")) == {"id": "o7"}
+        assert json.loads(page.inner_text("#i-grpc-response")) == {"id": "o7", "totalCents": "1999"}

@@ -49,7 +49,10 @@ SCRIPT = textwrap.dedent(
       for i, m in ipairs(req.messages) do ids[i] = m.sku end
       return { count = #req.messages, ids = ids }
     end)
-    mock.grpc("shop.v1.Orders/Talk", { on_message = function(call, msg) call:send({ text = "echo: " .. msg.text }) end })
+    mock.grpc("shop.v1.Orders/Talk", { on_message = function(call, msg)
+      if msg.text == "stop" then return mock.grpc_error("ABORTED", "told to stop after " .. call.metadata["x-round"]) end
+      call:send({ text = "echo: " .. msg.text })
+    end })
     mock.grpc("shop.v1.Slow/Wait", { id = "late" }, { delay = 1000 })
     mock.grpc("shop.v1.Slow/Who", function(req) return { id = req.metadata["x-user"] or "nobody" } end)
     """
@@ -123,6 +126,35 @@ def test_client_streaming_and_bidi(stubs):
     assert ack.count == 3 and list(ack.ids) == ["a", "b", "c"]
     replies = [m.text for m in stub.Talk(iter([pb.Chat(text="hi"), pb.Chat(text="yo")]), timeout=5)]
     assert replies == ["echo: hi", "echo: yo"]
+
+
+def test_bidi_is_live_each_answer_before_the_next_message(stubs):
+    import queue
+    mm, pb, rpc, channel = stubs
+    answers: queue.Queue = queue.Queue()
+
+    def requests():
+        yield pb.Chat(text="one")
+        yield pb.Chat(text="two after " + answers.get(timeout=5))   # only once the first answer is in
+        yield pb.Chat(text="three after " + answers.get(timeout=5))
+
+    replies = []
+    for reply in rpc.OrdersStub(channel).Talk(requests(), timeout=5):
+        replies.append(reply.text)
+        answers.put(reply.text)
+    assert replies == ["echo: one", "echo: two after echo: one", "echo: three after echo: two after echo: one"]
+
+
+def test_bidi_error_ends_the_call_with_its_status(stubs):
+    mm, pb, rpc, channel = stubs
+    stream = rpc.OrdersStub(channel).Talk(iter([pb.Chat(text="a"), pb.Chat(text="stop"), pb.Chat(text="b")]),
+                                          metadata=[("x-round", "7")], timeout=5)
+    got = []
+    with pytest.raises(grpc.RpcError) as info:
+        for reply in stream:
+            got.append(reply.text)
+    assert got == ["echo: a"], (info.value.code(), info.value.details())
+    assert info.value.code() == grpc.StatusCode.ABORTED and info.value.details() == "told to stop after 7"
 
 
 def test_request_metadata_reaches_the_handler(stubs):
@@ -249,6 +281,25 @@ def test_v1_reflection_by_raw_request(stubs):
     assert b"shop.proto" in replies[1] and b"google/protobuf/timestamp.proto" in replies[1]
 
 
+def test_reflection_answers_each_question_before_the_next_on_one_stream(stubs):
+    # As grpcurl and Evans ask: one stream kept open, a question only after the last answer.
+    import queue
+    mm, pb, rpc, channel = stubs
+    answers: queue.Queue = queue.Queue()
+
+    def questions():
+        yield b"\x3a\x00"                                   # list_services
+        answers.get(timeout=5)
+        yield b"\x22\x15shop.v1.Orders.Upload"               # file_containing_symbol (a method)
+
+    call = channel.stream_stream("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
+    replies = []
+    for reply in call(questions(), timeout=5):
+        replies.append(reply)
+        answers.put(reply)
+    assert len(replies) == 2 and b"shop.v1.Slow" in replies[0] and b"shop.proto" in replies[1]
+
+
 def test_health_check(stubs):
     mm, pb, rpc, channel = stubs
     check = channel.unary_unary("/grpc.health.v1.Health/Check")
@@ -285,3 +336,15 @@ def test_connect_python_client_in_each_protocol(stubs):
                 with pytest.raises(ConnectError) as info:
                     client.execute_unary(request=pb.GetOrderRequest(id="missing"), method=get)
                 assert info.value.code.name == "NOT_FOUND" and "no order missing" in str(info.value)
+
+
+def test_bidi_over_http1_connect_streaming_answers_then_the_error(stubs):
+    # Not HTTP/2: the call is half-duplex (every message in, then the answers); an error after
+    # some answers keeps them before the end-stream message.
+    mm, pb, rpc, channel = stubs
+    body = b"".join(b"\x00" + struct.pack(">I", len(m)) + m for m in (b'{"text":"a"}', b'{"text":"stop"}', b'{"text":"b"}'))
+    status, headers, data = post(mm, "/shop.v1.Orders/Talk", body, {"content-type": "application/connect+json",
+                                                                    "connect-protocol-version": "1", "x-round": "2"})
+    frames = envelopes(data)
+    assert [json.loads(p) for f, p in frames if f == 0] == [{"text": "echo: a"}]
+    assert frames[-1][0] == 0x02 and json.loads(frames[-1][1])["error"] == {"code": "aborted", "message": "told to stop after 2"}

@@ -17,7 +17,7 @@ struct CLITests {
       types [--write DIR | --path]       the editor annotations of the mock API
       request SCRIPT METHOD URL          run one request through a script, print it like curl -i
       record --upstream URL              proxy to a real API and write what it answered as a mocks.lua
-      convert har|bundle|stubs ...       a mocks.lua from a HAR file, a Mock-Bundle or a stubs folder
+      convert har|proto|bundle|stubs ... a mocks.lua from a HAR file, .proto files, a Mock-Bundle or a stubs folder
       mcp --url URL                      MCP over stdio for coding agents, driving a running server
       validate SCHEMA [INSTANCE...]      JSON or YAML instances (or JSON lines) against a JSON Schema
       drift SCRIPT --upstream URL        the same requests to the mocks and the real API: what differs

@@ -69,6 +69,7 @@ function inspect(e) {
   if (!e.rule && e.near_misses) h += nearMisses(e.near_misses);
   if (e.contract) h += contractView(e.contract);
   if (e.outbound && e.outbound.length) h += outboundView(e.outbound);
+  if (e.grpc) h += grpcView(e.grpc);
   h += `<h3>Request</h3><pre id="i-line">${esc(e.method)} ${esc(e.url)}</pre>` + headerTable(e.headers) +
     bodyView(e.body, e.body_base64, 'request body');
   if (e.response) {
@@ -111,6 +112,16 @@ $('inspector').addEventListener('click', act(async ev => {
   $('copied-text').textContent = text;
   toast(copied ? 'copied' : 'the clipboard is not available: the text is shown below the buttons');
 }));
+
+// A call of the gRPC family, decoded with the script's schemas: method, status, messages both ways.
+function grpcView(g) {
+  const ok = g.status.code === 0;
+  let h = `<h3>gRPC</h3><dl class="facts" id="i-grpc"><dt>method</dt><dd><code>${esc(g.method)}</code> (${esc(g.kind.replace('_', ' '))}, ${esc(g.protocol)})</dd>` +
+    `<dt>status</dt><dd class="${ok ? '' : 'no'}" id="i-grpc-status">${g.status.code} ${esc(g.status.name)}${g.status.message ? ': ' + esc(g.status.message) : ''}</dd></dl>`;
+  const list = (title, id, messages) => messages.length ? `<h4>${title}</h4><pre id="${id}">` +
+    esc(messages.map(m => JSON.stringify(m, null, 2)).join('\n')) + '</pre>' : '';
+  return h + list('Request messages', 'i-grpc-request', g.request) + list('Response messages', 'i-grpc-response', g.response);
+}
 
 // The handler's calls out (mock.fetch, webhooks, mock.proxy with a transform), in the order they ended.
 function outboundView(calls) {

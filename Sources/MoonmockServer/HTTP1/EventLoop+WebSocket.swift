@@ -78,7 +78,7 @@ extension EventLoop {
         session.onOutgoing { [weak self] in
             self?.commands.withLock { state in
                 guard !state.closed else { return }
-                state.websockets.append((fd, serial))
+                state.websockets.append((fd, serial, 0))
                 self?.poke(state)
             }
         }

@@ -58,8 +58,8 @@ final class EventLoop: @unchecked Sendable {
         var closed = false
         /// Answers made off the loop (`mock.proxy`'s upstreams, store workers) for it to act on.
         var answers: [ParkedAnswer] = []
-        /// WebSockets with messages to send from other threads: (fd, serial).
-        var websockets: [(Int32, UInt64)] = []
+        /// WebSockets (and live HTTP/2 calls) with messages to send from other threads: (fd, serial, stream).
+        var websockets: [(Int32, UInt64, Int32)] = []
         /// Handlers to resume on this loop (their wait is over).
         var work: [@Sendable () -> Void] = []
     }
@@ -243,8 +243,10 @@ final class EventLoop: @unchecked Sendable {
         }
         pending.work.forEach { $0() }
         pending.answers.forEach(completeParked)
-        for (fd, serial) in pending.websockets {
-            if Int(fd) < connections.count, let c = connections[Int(fd)], c.serial == serial, case .websocket(let ws) = c.state { flushSocket(c, ws) }
+        for (fd, serial, stream) in pending.websockets {
+            guard Int(fd) < connections.count, let c = connections[Int(fd)], c.serial == serial else { continue }
+            if case .websocket(let ws) = c.state { flushSocket(c, ws) }
+            if case .http2(let h2) = c.state, let s = h2.streams[stream] { flushLive(c, h2, s) }
         }
         if pending.stopAccepting && !stopping {
             stopping = true

@@ -66,10 +66,16 @@ extension EventLoop {
         if c.lingering || h2.dead { return bytes.count }
         let fine = h2.receive(bytes)
         settleClosedStreams(c, h2)
+        if !h2.opened.isEmpty { startLiveCalls(c, h2) }
+        for stream in h2.live.values where !stream.body.isEmpty { feedLive(c, h2, stream) }
         if !h2.ready.isEmpty {
             let ready = h2.ready
             h2.ready.removeAll(keepingCapacity: true)
             for stream in ready where !stream.isClosed && !c.closed {
+                if stream.dispatched {   // a live call: the client has finished sending
+                    endLiveInput(c, h2, stream)
+                    continue
+                }
                 if stopping {
                     h2.reset(stream, code: 7)   // REFUSED_STREAM: the server is stopping; safe to retry elsewhere
                     continue
@@ -140,7 +146,10 @@ extension EventLoop {
         guard !h2.closed.isEmpty else { return }
         let closed = h2.closed
         h2.closed.removeAll(keepingCapacity: true)
-        for stream in closed { endStreamWork(stream, reason: stream.started ? "completed" : "client left") }
+        for stream in closed {
+            h2.live[stream.id] = nil
+            endStreamWork(stream, reason: stream.started ? "completed" : "client left")
+        }
     }
 
     /// A stream is gone: its wait is cancelled, its streamed answer journaled, its request no
@@ -152,6 +161,7 @@ extension EventLoop {
             waiting.cancel()
         }
         if case .streaming(let cursor) = stream.phase { endStream(cursor, stream.finished && stream.out.isEmpty ? "completed" : "client left") }
+        if let session = stream.liveSession { closeLive(session, how: reason) }
         stream.phase = .sending
         if stream.active {
             stream.active = false
@@ -162,6 +172,7 @@ extension EventLoop {
     /// The connection closes: every stream it still has ends with it.
     func endHTTP2(_ c: Connection, _ h2: HTTP2Session) {
         settleClosedStreams(c, h2)
+        h2.live.removeAll()
         for stream in h2.streams.values {
             unsentOutput -= stream.counted
             stream.counted = 0

@@ -25,6 +25,9 @@ extension EventLoop {
 
     /// Sends, forwards or schedules a stream's answer, as ``act(_:_:_:_:head:http10:)`` does.
     func actStream(_ c: Connection, _ h2: HTTP2Session, _ stream: HTTP2Stream, _ request: MockRequest, _ response: MockResponse, _ delay: Double) {
+        if stream.dispatched, case .websocket(let route)? = response.fault {
+            return openLiveCall(c, h2, stream, route, request)
+        }
         if let proxy = response.proxy {
             stream.phase = .parked
             forward(c, request, to: proxy, delay: delay, head: stream.isHead, http10: false, stream: stream.id)

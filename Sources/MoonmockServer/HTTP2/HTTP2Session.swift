@@ -31,6 +31,10 @@ final class HTTP2Session {
     var streams: [Int32: HTTP2Stream] = [:]
     /// Requests that arrived whole during the last ``receive(_:)``, in order.
     var ready: [HTTP2Stream] = []
+    /// Live calls in progress (``EventLoop/openLiveCall(_:_:_:_:_:)``), fed after each read.
+    var live: [Int32: HTTP2Stream] = [:]
+    /// Requests whose headers arrived during the last ``receive(_:)`` with more to come (a body).
+    var opened: [HTTP2Stream] = []
     /// Streams that closed (answered, or reset by the client) since the loop last looked.
     var closed: [HTTP2Stream] = []
     /// Request body bytes held by open streams.
@@ -281,9 +285,14 @@ final class HTTP2Session {
                 }
                 return 0
             }
+            let me = HTTP2Session.me(user)
+            if type == UInt8(NGHTTP2_HEADERS.rawValue), mm_h2_frame_flags(frame) & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) == 0,
+               mm_h2_headers_category(frame) == Int32(NGHTTP2_HCAT_REQUEST.rawValue), let stream = me.streams[mm_h2_frame_stream(frame)] {
+                me.opened.append(stream)
+                return 0
+            }
             guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue),
                   mm_h2_frame_flags(frame) & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 else { return 0 }
-            let me = HTTP2Session.me(user)
             if let stream = me.streams[mm_h2_frame_stream(frame)], !stream.complete {
                 stream.complete = true
                 me.ready.append(stream)

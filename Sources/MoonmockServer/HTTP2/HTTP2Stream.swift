@@ -38,6 +38,12 @@ final class HTTP2Stream {
     var isHead = false
     /// A streamed gRPC answer: its status envelope becomes the trailers.
     var grpc = false
+    /// The request's `content-type` (noted as its fields arrive: live calls are told apart by it).
+    var contentType = ""
+    /// Routed on its headers (a live streaming call): its end is not routed again.
+    var dispatched = false
+    /// A live call's messages both ways (``EventLoop/openLiveCall(_:_:_:_:_:)``).
+    var liveSession: WebSocketSession?
     /// Counted in the loop's requests in flight until it closes.
     var active = false
     /// A handler this stream waits for (cancelled if the client resets the stream).
@@ -79,6 +85,7 @@ final class HTTP2Stream {
             return
         }
         if name.count == 4 && name.elementsEqual("host".utf8) { sawHost = true }
+        if name.count == 12 && name.elementsEqual("content-type".utf8) { contentType = String(decoding: value, as: UTF8.self) }
         lines.append(contentsOf: name)
         lines.append(UInt8(ascii: ":"))
         lines.append(UInt8(ascii: " "))
