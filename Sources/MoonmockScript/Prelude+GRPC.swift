@@ -35,8 +35,41 @@ end
 
 local grpc_keys = { match = true, trailers = true, headers = true, times = true, delay = true, name = true, priority = true }
 
+-- Server streaming from a generator (mock.stream(function(req, stream) ... end)): each
+-- stream:send(message) leaves as it is sent; returning (a mock.grpc_error too) or stream:close() ends the call.
+local GRPC_END = {}
+local function grpc_generator(method, req, g, opts, delay, call)
+  local ctype, connect = req.headers["content-type"], req.headers["connect-protocol-version"] ~= nil
+  local _, _, headers = H.grpc_encode(method, ctype, connect, {}, 0, "", nil, opts.headers, opts.trailers, true)
+  local ending = nil
+  local function encode(m)
+    local code, message, details = 0, "", nil
+    local list = { m }
+    if m == GRPC_END then
+      list = {}
+      if ending ~= nil then code, message, details = ending.code, ending.message, ending.details end
+    end
+    local pieces, err = H.grpc_encode(method, ctype, connect, list, code, message, details, opts.headers, opts.trailers, true)
+    if pieces == nil then error("stream:send: " .. err, 3) end
+    return pieces[1]
+  end
+  local function run(r, stream)
+    local face = {}
+    function face.send(self, m) return stream:send(m) end
+    function face.sleep(self, ms) return stream:sleep(ms) end
+    function face.close(self) stream:send(GRPC_END); return stream:close() end
+    local copy = setmetatable({ message = call and call.message or {}, messages = call and call.messages or {},
+                                metadata = r.headers }, { __index = r })
+    local ret = g.fn(copy, face)
+    if getmetatable(ret) == GRPC_ERROR then ending = ret end
+    stream:send(GRPC_END)
+  end
+  local sopts = { headers = headers, delay = delay, interval = g.opts and g.opts.interval }
+  return generator(run, sopts, "mock.grpc", encode, "stream", headers["content-type"])(req)
+end
+
 -- The answer of one call: its messages (or error), leading metadata and trailers, encoded by the host.
-local function grpc_reply(method, req, result, opts, delay, ending)
+local function grpc_reply(method, req, result, opts, delay, ending, call)
   local ctype, connect = req.headers["content-type"], req.headers["connect-protocol-version"] ~= nil
   local code, message, details, messages, pieces = 0, "", nil, {}, nil
   if getmetatable(result) == GRPC_ERROR then
@@ -48,6 +81,8 @@ local function grpc_reply(method, req, result, opts, delay, ending)
       if type(m) == "string" then m = json.decode(m) end
       messages[i] = m
     end
+  elseif type(result) == "function" and stream_generators[result] then
+    return grpc_generator(method, req, stream_generators[result], opts, delay, call)
   elseif getmetatable(result) == RESP then
     error("mock.grpc " .. method .. ": answer a table (the message), mock.stream{...} of messages or mock.grpc_error(...), not a " .. tostring(result.kind) .. " response", 0)
   elseif type(result) == "table" then
@@ -79,7 +114,9 @@ function mock.grpc(method, handler, opts)
   local delay = check_ms(opts.delay, "mock.grpc: delay")
   local on_message = type(handler) == "table" and getmetatable(handler) == nil and handler.on_message or nil
   if on_message ~= nil then check_type(on_message, "function", "mock.grpc on_message") end
-  local function respond(req)
+  -- The handler of one answer (a function, a message, an error, a stream, or bidi's on_message).
+  local function answering(handler)
+   return function(req)
     local messages, derr = H.grpc_decode(method, req.headers["content-type"], req.headers["connect-protocol-version"] ~= nil, req.body, grpc_encoding(req))
     if messages == nil then return grpc_reply(method, req, mock.grpc_error("INVALID_ARGUMENT", derr), opts, delay) end
     -- The deadline (grpc-timeout): a delay past it ends the call with DEADLINE_EXCEEDED when it is due.
@@ -102,7 +139,17 @@ function mock.grpc(method, handler, opts)
     elseif type(handler) == "function" then
       result = handler(call)
     end
-    return grpc_reply(method, req, result, opts, delay)
+    return grpc_reply(method, req, result, opts, delay, nil, call)
+   end
+  end
+  local respond
+  if getmetatable(handler) == RESP and handler.kind == "variants" then
+    -- mock.variants of answers: each variant answers the call as a handler would.
+    local items = {}
+    for name, item in pairs(handler.items) do items[name] = answering(item) end
+    respond = setmetatable({ kind = "variants", items = items, names = handler.names, default = handler.default }, RESP)
+  else
+    respond = answering(handler)
   end
   local when = nil
   if opts.match ~= nil then
@@ -140,10 +187,22 @@ function mock.grpc(method, handler, opts)
     end
     local live = setmetatable({ kind = "websocket", status = 426, dispatch = dispatch, body = "a live gRPC call" }, RESP)
     register({ method = "POST", path = "/" .. method, respond = live, when = function() return H.grpc_live() end, live = true,
+               checks = { on_message },
                opts = { times = opts.times, name = opts.name, priority = opts.priority },
                default_name = "grpc " .. method }, "mock.grpc")
   end
-  register({ method = "POST", path = "/" .. method, respond = respond, when = when,
+  -- The VM-sharing check reads the script's own functions (the wrapper keeps no state of its own).
+  local checks = {}
+  local function vouch(h)
+    if type(h) == "function" then checks[#checks + 1] = h
+    elseif type(h) == "table" and getmetatable(h) == nil and type(h.on_message) == "function" then checks[#checks + 1] = h.on_message end
+  end
+  if getmetatable(handler) == RESP and handler.kind == "variants" then
+    for _, item in pairs(handler.items) do vouch(item) end
+  else
+    vouch(handler)
+  end
+  register({ method = "POST", path = "/" .. method, respond = respond, when = when, checks = checks, waits = true,
              opts = { times = opts.times, name = opts.name, priority = opts.priority },
              default_name = "grpc " .. method }, "mock.grpc")
 end

@@ -141,10 +141,15 @@ function mock.sse(events, opts)
   return r
 end
 
+-- The generator functions behind the handlers mock.stream(fn) made (mock.grpc runs them its own way).
+local stream_generators = setmetatable({}, { __mode = "k" })
+
 -- mock.stream(chunks [, opts]): pieces of a body (strings, or tables as JSON lines), `interval` ms apart
 function mock.stream(pieces, opts)
   if type(pieces) == "function" then
-    return generator(pieces, opts, "mock.stream", chunk_encode, "stream", (opts or {}).content_type or "application/x-ndjson")
+    local handler = generator(pieces, opts, "mock.stream", chunk_encode, "stream", (opts or {}).content_type or "application/x-ndjson")
+    stream_generators[handler] = { fn = pieces, opts = opts }
+    return handler
   end
   check_type(pieces, "table", "mock.stream chunks")
   opts = check_opts(opts, stream_opts, "mock.stream")

@@ -128,9 +128,19 @@ extension ScriptGeneration {
             predicates.append(.body(try valueMatcher(at: -1, stack, "body")))
         }
         stack.pop()
+        // The prelude's own handlers (mock.resource's, mock.grpc's) name the script functions they
+        // call (`checks`) for the VM-sharing check, which reads those instead of the prelude's code.
+        var vouched = false
+        if stack.getField(1, "checks") == LUA_TTABLE {
+            vouched = true
+            for i in stride(from: 1, through: stack.rawLength(-1), by: 1) {
+                if stack.getIndex(-1, Int64(i)) == LUA_TFUNCTION { perRequestFunctions.append(luaL_ref(L, mm_registryindex())) } else { stack.pop() }
+            }
+        }
+        stack.pop()
         if stack.getField(1, "when") == LUA_TFUNCTION {
             let ref = luaL_ref(L, mm_registryindex())
-            perRequestFunctions.append(ref)
+            if !vouched { perRequestFunctions.append(ref) }
             predicates.append(Predicate("when(req)", isCustomCode: true) { [unowned self] req, params in
                 self.callWhen(ref, req, params)
             })
@@ -146,7 +156,7 @@ extension ScriptGeneration {
         var callsLua = true
         var fixed = false
         var waits = false
-        if let variants = try variantHandlers(at: -1, stack) {
+        if let variants = try variantHandlers(at: -1, stack, vouched: vouched) {
             stack.pop()
             variantDeclarations.append(.init(rule: ruleID, names: variants.names, defaultName: variants.defaultName))
             let engine = self.engine
@@ -165,15 +175,14 @@ extension ScriptGeneration {
             // The prelude's own handlers (mock.resource's) name the script functions they call
             // (hooks) for the VM-sharing check; their own per-VM caches follow the shared store.
             waits = true
-            if stack.getField(1, "checks") == LUA_TTABLE {
-                waits = false   // mock.resource's handlers use the store from Swift too
-                for i in stride(from: 1, through: stack.rawLength(-1), by: 1) {
-                    if stack.getIndex(-1, Int64(i)) == LUA_TFUNCTION { perRequestFunctions.append(luaL_ref(L, mm_registryindex())) } else { stack.pop() }
-                }
+            if vouched {
+                // mock.resource's handlers use the store from Swift too; mock.grpc's may wait (`waits`).
+                stack.getField(1, "waits")
+                waits = stack.bool(at: -1)
+                stack.pop()
             } else {
                 perRequestFunctions.append(ref)
             }
-            stack.pop()
             responder = { [unowned self] context in
                 guard let (response, explicit) = try self.callHandler(ref, context, ruleDefaults) else { return nil }
                 return ruleDefaults.apply(to: response, explicitStatus: explicit)
@@ -238,7 +247,7 @@ extension ScriptGeneration {
     }
 
     /// The variants at `i` when it is a `mock.variants{...}` value, else `nil`.
-    private func variantHandlers(at i: Int32, _ stack: LuaStack) throws -> Variants? {
+    private func variantHandlers(at i: Int32, _ stack: LuaStack, vouched: Bool = false) throws -> Variants? {
         guard stack.isTable(at: i) else { return nil }
         let t = stack.absolute(i)
         guard hasMetatable(t, refs.resp, stack) else { return nil }
@@ -257,7 +266,7 @@ extension ScriptGeneration {
             let name = stack.string(at: -2) ?? ""
             if stack.isFunction(at: -1) {
                 let ref = luaL_ref(stack.L, mm_registryindex())   // pops the value
-                perRequestFunctions.append(ref)
+                if !vouched { perRequestFunctions.append(ref) }
                 handlers[name] = .function(ref)
                 continue
             }

@@ -177,7 +177,7 @@ if json0.array then trusted[json0.array] = function(args)
   if args[1] and args[1] ~= LOC and args[1] ~= KNIL then fail("mock.json.array marks a table made at load (mark it when the script loads)") end
   return LOC
 end end
-for _, k in ipairs { "read", "log", "now", "uuid", "schema", "resource_reset" } do if mock[k] then trusted[mock[k]] = hostService end end
+for _, k in ipairs { "read", "log", "now", "uuid", "schema", "resource_reset", "grpc_error" } do if mock[k] then trusted[mock[k]] = hostService end end
 -- mock.fake draws from the request's seeded stream (or a key's): the same in every VM.
 for _, f in pairs(pristine.fake or {}) do if type(f) == "function" then trusted[f] = hostService end end
 for _, f in pairs(pristine.state) do if type(f) == "function" then trusted[f] = hostService end end

@@ -55,6 +55,19 @@ SCRIPT = textwrap.dedent(
     end })
     mock.grpc("shop.v1.Slow/Wait", { id = "late" }, { delay = 1000 })
     mock.grpc("shop.v1.Slow/Who", function(req) return { id = req.metadata["x-user"] or "nobody" } end)
+    mock.grpc("shop.v1.Slow/Pick", mock.variants { default = "ok", ok = { id = "fine" },
+                                                   down = mock.grpc_error("UNAVAILABLE", "down for maintenance") }, { name = "pick" })
+    mock.grpc("shop.v1.Slow/Tick", function(req)
+      return mock.stream(function(r, stream)
+        for i = 1, 3 do
+          stream:send({ id = r.message.id .. "-" .. i })
+          stream:sleep(100)
+        end
+        if r.message.id == "bad" then return mock.grpc_error("DATA_LOSS", "lost the rest") end
+      end)
+    end)
+    mock.grpc("shop.v1.Slow/Once", { id = "first" }, { times = 1 })
+    mock.grpc("shop.v1.Slow/Once", { id = "later" })
     """
 )
 
@@ -62,6 +75,9 @@ PROTO_EXTRA = """
 service Slow {
   rpc Wait(GetOrderRequest) returns (Order);
   rpc Who(GetOrderRequest) returns (Order);
+  rpc Pick(GetOrderRequest) returns (Order);
+  rpc Once(GetOrderRequest) returns (Order);
+  rpc Tick(GetOrderRequest) returns (stream Order);
 }
 """
 
@@ -348,3 +364,46 @@ def test_bidi_over_http1_connect_streaming_answers_then_the_error(stubs):
     frames = envelopes(data)
     assert [json.loads(p) for f, p in frames if f == 0] == [{"text": "echo: a"}]
     assert frames[-1][0] == 0x02 and json.loads(frames[-1][1])["error"] == {"code": "aborted", "message": "told to stop after 2"}
+
+
+def test_variants_and_times_as_for_http_rules(stubs):
+    mm, pb, rpc, channel = stubs
+    slow = rpc.SlowStub(channel)
+    assert slow.Pick(pb.GetOrderRequest(), timeout=5).id == "fine"
+    mm.switch("pick", "down")
+    with pytest.raises(grpc.RpcError) as info:
+        slow.Pick(pb.GetOrderRequest(), timeout=5)
+    assert info.value.code() == grpc.StatusCode.UNAVAILABLE and info.value.details() == "down for maintenance"
+    mm.switch("pick", "ok")
+    assert slow.Pick(pb.GetOrderRequest(), timeout=5).id == "fine"
+    assert [slow.Once(pb.GetOrderRequest(), timeout=5).id for _ in range(3)] == ["first", "later", "later"]
+
+
+def test_mock_proto_without_protoc_says_what_to_do(tmp_path):
+    (tmp_path / "shop.proto").write_text((HERE / "shop.proto").read_text())
+    (tmp_path / "mocks.lua").write_text('\nmock.proto("shop.proto")\n')
+    env = dict(os.environ, PROTOC="/nonexistent/protoc")
+    out = subprocess.run([BINARY, "check", "mocks.lua"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    assert out.returncode != 0
+    assert "mocks.lua:2" in out.stderr and "/nonexistent/protoc was not found" in out.stderr and "protobuf-compiler" in out.stderr
+
+
+def test_server_streaming_from_a_generator_arrives_as_sent(stubs):
+    mm, pb, rpc, channel = stubs
+    arrivals, ids = [], []
+    for order in rpc.SlowStub(channel).Tick(pb.GetOrderRequest(id="t"), timeout=5):
+        arrivals.append(time.monotonic())
+        ids.append(order.id)
+    assert ids == ["t-1", "t-2", "t-3"] and arrivals[-1] - arrivals[0] >= 0.15
+    got = []
+    with pytest.raises(grpc.RpcError) as info:
+        for order in rpc.SlowStub(channel).Tick(pb.GetOrderRequest(id="bad"), timeout=5):
+            got.append(order.id)
+    assert got == ["bad-1", "bad-2", "bad-3"]
+    assert info.value.code() == grpc.StatusCode.DATA_LOSS and info.value.details() == "lost the rest"
+    # The same generator over Connect (HTTP/1.1): the envelopes, then the end-stream message.
+    body = b'{"id":"c"}'
+    status, headers, data = post(mm, "/shop.v1.Slow/Tick", b"\x00" + struct.pack(">I", len(body)) + body,
+                                 {"content-type": "application/connect+json", "connect-protocol-version": "1"})
+    frames = envelopes(data)
+    assert [json.loads(p)["id"] for f, p in frames if f == 0] == ["c-1", "c-2", "c-3"] and frames[-1][0] == 0x02

@@ -38,14 +38,38 @@ SCRIPT = textwrap.dedent(
     mock.get("/big", function() return mock.text(string.rep("x", 1000000)) end)
     mock.get("/wait", function() mock.sleep(100); return { waited = true } end)
     mock.get("/nothing", mock.text("", { status = 204 }))
+    mock.get("/upstream/*", mock.proxy("http://127.0.0.1:UPSTREAM"))
     """
 )
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def upstream():
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"upstream": self.path}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, upstream):
     folder = tmp_path_factory.mktemp("h2")
-    (folder / "mocks.lua").write_text(SCRIPT)
+    (folder / "mocks.lua").write_text(SCRIPT.replace("UPSTREAM", str(upstream)))
     with moonmock.serve(folder / "mocks.lua", binary=BINARY, args=["--send-timeout", "2", "--threads", "1", "--max-pending-output", "60000000"]) as mm:
         yield mm
 
@@ -213,6 +237,14 @@ def test_waiting_handler_and_large_body_and_no_content(server):
     c.close()
 
 
+def test_proxied_streams_come_back_on_their_own_streams(server):
+    c = Client(port_of(server))
+    first, second = c.get("/upstream/a"), c.get("/upstream/b")
+    c.pump(lambda ev: c.ended(first)(ev) and c.ended(second)(ev))
+    assert json.loads(c.body(first)) == {"upstream": "/upstream/a"} and json.loads(c.body(second)) == {"upstream": "/upstream/b"}
+    c.close()
+
+
 def test_unknown_route_gets_the_near_miss_404(server):
     c = Client(port_of(server))
     sid = c.get("/nowhere")
@@ -267,6 +299,8 @@ def still_serves(server) -> None:
 
 
 def test_rapid_reset_gets_goaway_and_the_server_serves_others(server):
+    pid = server_pid(port_of(server))
+    before = rss_kb(pid)
     encoder = hpack.Encoder()
     block = encoder.encode([(":method", "GET"), (":path", "/slow"), (":scheme", "http"), (":authority", "x")])
     s = socket.create_connection(("127.0.0.1", port_of(server)), timeout=10)
@@ -282,9 +316,12 @@ def test_rapid_reset_gets_goaway_and_the_server_serves_others(server):
     s.close()
     assert 11 in goaway_codes(data), goaway_codes(data)   # ENHANCE_YOUR_CALM
     still_serves(server)
+    assert rss_kb(pid) - before < 50_000, (before, rss_kb(pid))
 
 
 def test_continuation_flood_is_cut_off(server):
+    pid = server_pid(port_of(server))
+    before = rss_kb(pid)
     s = socket.create_connection(("127.0.0.1", port_of(server)), timeout=10)
     encoder = hpack.Encoder()
     block = encoder.encode([(":method", "GET"), (":path", "/hello"), (":scheme", "http"), (":authority", "x")])
@@ -300,6 +337,7 @@ def test_continuation_flood_is_cut_off(server):
     s.close()
     assert goaway_codes(data), "no GOAWAY"
     still_serves(server)
+    assert rss_kb(pid) - before < 50_000, (before, rss_kb(pid))
 
 
 def test_too_many_streams_are_refused_beyond_the_limit(server):
