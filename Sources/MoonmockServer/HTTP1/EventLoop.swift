@@ -30,6 +30,8 @@ final class EventLoop: @unchecked Sendable {
     let webSocketDeflate: Bool
     /// Whether connections may speak HTTP/2 (`--http2`).
     let http2: Bool
+    /// The last `Date` line the HTTP/2 answers used, and its value as a string.
+    var h2DateLine: (bytes: [UInt8], value: String) = ([], "")
     let idleTimeout: Int
     /// ``ServerConfiguration/headerTimeout``, ``ServerConfiguration/bodyTimeout`` and
     /// ``ServerConfiguration/sendTimeout`` in nanoseconds.

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import MoonmockCore
 
 /// HTTP/2 answers: a stream's request through the server, and its answer (or its fault) as
@@ -117,20 +122,24 @@ extension EventLoop {
     func fields(of response: MockResponse, length: Int?) -> [(String, String)] {
         var out: [(String, String)] = []
         var sawDate = false
-        for field in response.headers.fields {
-            switch field.name.lowercased() {
-            case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "content-length": continue
-            case "date": sawDate = true
-            default: break
+        response.headers.fields.withUnsafeBufferPointer { fields in
+            out.reserveCapacity(fields.count + 2)
+            for i in fields.indices {
+                let name = fields[i].name
+                switch name.utf8.count {
+                case 10 where name.equalsIgnoringASCIICase("connection") || name.equalsIgnoringASCIICase("keep-alive"): continue
+                case 16 where name.equalsIgnoringASCIICase("proxy-connection"): continue
+                case 17 where name.equalsIgnoringASCIICase("transfer-encoding"): continue
+                case 7 where name.equalsIgnoringASCIICase("upgrade"): continue
+                case 14 where name.equalsIgnoringASCIICase("content-length"): continue
+                case 4 where name.equalsIgnoringASCIICase("date"): sawDate = true
+                default: break
+                }
+                out.append((name, fields[i].value))
             }
-            out.append((field.name, field.value))
         }
         if let length { out.append(("content-length", String(length))) }
-        if !sawDate {
-            // The loop's cached "Date: …\r\n" line: its value.
-            let line = clock.now()
-            out.append(("date", String(decoding: line.dropFirst(6).dropLast(2), as: UTF8.self)))
-        }
+        if !sawDate { out.append(("date", dateValue())) }
         return out
     }
 
@@ -169,6 +178,15 @@ extension EventLoop {
             i += 5 + n
         }
         return i == body.count ? last : nil
+    }
+
+    /// The `date` field's value for this second (the loop's cached `Date: …\r\n` line, made a
+    /// string once per second).
+    func dateValue() -> String {
+        let line = clock.now()
+        if line.count == h2DateLine.bytes.count, memcmp(line.baseAddress!, h2DateLine.bytes, line.count) == 0 { return h2DateLine.value }
+        h2DateLine = (Array(line), String(decoding: line.dropFirst(6).dropLast(2), as: UTF8.self))
+        return h2DateLine.value
     }
 
     /// `mock.sse`, `mock.stream`, `mock.llm`: the head at once, each event as DATA when due.

@@ -82,6 +82,8 @@ final class HTTP2Session {
                 nghttp2_session_upgrade2(session, $0.baseAddress, $0.count, upgrade.head ? 1 : 0, nil)
             }
             guard rc == 0 else { return nil }
+            // (A server's upgrade ignores the user data it is given: set after.)
+            nghttp2_session_set_stream_user_data(session, 1, Unmanaged.passUnretained(stream).toOpaque())
         }
         guard nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count) == 0 else { return nil }
         // The connection's window as large as a stream's: uploads are not held to 64 KB per round trip.
@@ -195,11 +197,15 @@ final class HTTP2Session {
     private static func withFields(status: Int, _ fields: [(String, String)], _ body: (UnsafeBufferPointer<nghttp2_nv>) -> Void) {
         var bytes: [UInt8] = []
         var spans: [(Int, Int, Int, Int)] = []
+        bytes.reserveCapacity(256)
+        spans.reserveCapacity(fields.count + 1)
+        // Names in lower case (RFC 9113 §8.2.1); CR, LF and NUL left out of values (§8.2.1 too).
         func add(_ name: String, _ value: String) {
             let n = bytes.count
-            bytes.append(contentsOf: name.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 })
+            var name = name, value = value
+            name.withUTF8 { for b in $0 { bytes.append(b >= 65 && b <= 90 ? b + 32 : b) } }
             let v = bytes.count
-            bytes.append(contentsOf: value.utf8.filter { $0 != 13 && $0 != 10 && $0 != 0 })
+            value.withUTF8 { for b in $0 where b != 13 && b != 10 && b != 0 { bytes.append(b) } }
             spans.append((n, v - n, v, bytes.count - v))
         }
         if status > 0 { add(":status", String(status)) }
@@ -217,6 +223,12 @@ final class HTTP2Session {
         Self.withFields(status: 0, trailers) { nva in _ = nghttp2_submit_trailer(session, stream.id, nva.baseAddress, nva.count) }
     }
 
+    /// The stream nghttp2 keeps `id`'s user data for (set when its headers began).
+    private static func stream(_ session: OpaquePointer?, _ id: Int32) -> HTTP2Stream? {
+        guard let pointer = nghttp2_session_get_stream_user_data(session, id) else { return nil }
+        return Unmanaged<HTTP2Stream>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
     private static func me(_ user: UnsafeMutableRawPointer?) -> HTTP2Session {
         Unmanaged<HTTP2Session>.fromOpaque(user!).takeUnretainedValue()
     }
@@ -230,18 +242,21 @@ final class HTTP2Session {
     nonisolated(unsafe) private static let callbacks: OpaquePointer = {
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
-        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, user in
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { session, frame, user in
             guard let frame, mm_h2_frame_type(frame) == UInt8(NGHTTP2_HEADERS.rawValue),
                   mm_h2_headers_category(frame) == Int32(NGHTTP2_HCAT_REQUEST.rawValue) else { return 0 }
             let me = HTTP2Session.me(user)
             let id = mm_h2_frame_stream(frame)
-            me.streams[id] = HTTP2Stream(id: id)
+            let stream = HTTP2Stream(id: id)
+            me.streams[id] = stream
+            // Found again by the frame callbacks without a lookup (the dictionary keeps it alive).
+            nghttp2_session_set_stream_user_data(session, id, Unmanaged.passUnretained(stream).toOpaque())
             return 0
         }
-        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) { session, frame, name, nameLength, value, valueLength, _, user in
             guard let frame, let name, let value else { return 0 }
             let me = HTTP2Session.me(user)
-            guard let stream = me.streams[mm_h2_frame_stream(frame)] else { return 0 }
+            guard let stream = HTTP2Session.stream(session, mm_h2_frame_stream(frame)) else { return 0 }
             if mm_h2_headers_category(frame) != Int32(NGHTTP2_HCAT_REQUEST.rawValue) {
                 // Request trailers (gRPC clients send none; others are kept as headers).
                 stream.addField(UnsafeBufferPointer(start: name, count: nameLength), UnsafeBufferPointer(start: value, count: valueLength))
@@ -255,9 +270,9 @@ final class HTTP2Session {
             stream.addField(UnsafeBufferPointer(start: name, count: nameLength), UnsafeBufferPointer(start: value, count: valueLength))
             return 0
         }
-        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, id, data, length, user in
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { session, _, id, data, length, user in
             let me = HTTP2Session.me(user)
-            guard let stream = me.streams[id], let data else { return 0 }
+            guard let stream = HTTP2Session.stream(session, id), let data else { return 0 }
             if stream.refusal != nil { return 0 }
             if stream.body.count + length > me.limits.maxBodyBytes {
                 stream.refusal = 413
@@ -273,7 +288,7 @@ final class HTTP2Session {
             stream.body.append(contentsOf: UnsafeBufferPointer(start: data, count: length))
             return 0
         }
-        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, user in
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { session, frame, user in
             guard let frame else { return 0 }
             let type = mm_h2_frame_type(frame)
             if type == UInt8(NGHTTP2_RST_STREAM.rawValue) {
@@ -287,13 +302,13 @@ final class HTTP2Session {
             }
             let me = HTTP2Session.me(user)
             if type == UInt8(NGHTTP2_HEADERS.rawValue), mm_h2_frame_flags(frame) & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) == 0,
-               mm_h2_headers_category(frame) == Int32(NGHTTP2_HCAT_REQUEST.rawValue), let stream = me.streams[mm_h2_frame_stream(frame)] {
+               mm_h2_headers_category(frame) == Int32(NGHTTP2_HCAT_REQUEST.rawValue), let stream = HTTP2Session.stream(session, mm_h2_frame_stream(frame)) {
                 me.opened.append(stream)
                 return 0
             }
             guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue),
                   mm_h2_frame_flags(frame) & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 else { return 0 }
-            if let stream = me.streams[mm_h2_frame_stream(frame)], !stream.complete {
+            if let stream = HTTP2Session.stream(session, mm_h2_frame_stream(frame)), !stream.complete {
                 stream.complete = true
                 me.ready.append(stream)
             }
@@ -319,9 +334,9 @@ final class HTTP2Session {
     }()
 
     /// nghttp2 asks for the next DATA frame's bytes of a stream's answer.
-    private static let readBody: nghttp2_data_source_read_callback = { _, id, buffer, length, flags, _, user in
+    private static let readBody: nghttp2_data_source_read_callback = { session, id, buffer, length, flags, _, user in
         let me = HTTP2Session.me(user)
-        guard let stream = me.streams[id], let buffer, let flags else { return Int(temporalFailure) }
+        guard let stream = HTTP2Session.stream(session, id), let buffer, let flags else { return Int(temporalFailure) }
         let n = min(length, stream.out.count - stream.sent)
         if n > 0 {
             stream.out.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress! + stream.sent, count: n) }
