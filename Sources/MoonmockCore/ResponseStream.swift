@@ -195,7 +195,10 @@ public final class StreamCursor: @unchecked Sendable {
         if heartbeat { transcript.heartbeats += 1 } else { transcript.chunks += 1 }
         transcript.bytes += bytes.count
         if !heartbeat && transcript.sent.count < StreamTranscript.keptChunks {
-            transcript.sent.append(.init(atMilliseconds: at, text: String(decoding: bytes.prefix(512), as: UTF8.self)))
+            // Text as text; other bytes (protobuf messages) as `base64:…`, which readers can decode.
+            let text = String(validating: bytes, as: UTF8.self) != nil ? String(decoding: bytes.prefix(512), as: UTF8.self)
+                : "base64:" + Data(bytes.prefix(1536)).base64EncodedString()
+            transcript.sent.append(.init(atMilliseconds: at, text: text))
         }
     }
 }

@@ -22,6 +22,15 @@ extension ScriptGeneration {
             var status = RPCStatus.ok
             var answers: [[UInt8]] = []
             var body = entry.responseBody
+            if let stream = entry.stream, body.isEmpty {
+                // A streamed answer: its pieces as the transcript kept them (binary ones in base64).
+                body = stream.sent.flatMap { piece -> [UInt8] in
+                    if piece.text.hasPrefix("base64:") { return Array(Data(base64Encoded: String(piece.text.dropFirst(7))) ?? Data()) }
+                    if case .grpcWeb(true, _) = rpc { return Array(Data(base64Encoded: piece.text) ?? Data()) }
+                    return Array(piece.text.utf8)
+                }
+                if case .grpcWeb(true, _) = rpc { body = Array(Data(body).base64EncodedString().utf8) }
+            }
             if case .grpcWeb(true, _) = rpc { body = Array(Data(base64Encoded: String(decoding: body, as: UTF8.self)) ?? Data()) }
             switch rpc {
             case .connectUnary:

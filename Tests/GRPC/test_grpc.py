@@ -54,6 +54,7 @@ SCRIPT = textwrap.dedent(
       call:send({ text = "echo: " .. msg.text })
     end })
     mock.grpc("shop.v1.Slow/Wait", { id = "late" }, { delay = 1000 })
+    mock.grpc("shop.v1.Slow/Who", { id = "matched" }, { match = { id = "special" } })
     mock.grpc("shop.v1.Slow/Who", function(req) return { id = req.metadata["x-user"] or "nobody" } end)
     mock.grpc("shop.v1.Slow/Pick", mock.variants { default = "ok", ok = { id = "fine" },
                                                    down = mock.grpc_error("UNAVAILABLE", "down for maintenance") }, { name = "pick" })
@@ -407,3 +408,22 @@ def test_server_streaming_from_a_generator_arrives_as_sent(stubs):
                                  {"content-type": "application/connect+json", "connect-protocol-version": "1"})
     frames = envelopes(data)
     assert [json.loads(p)["id"] for f, p in frames if f == 0] == ["c-1", "c-2", "c-3"] and frames[-1][0] == 0x02
+
+
+def test_match_picks_the_rule_by_the_request_message(stubs):
+    mm, pb, rpc, channel = stubs
+    slow = rpc.SlowStub(channel)
+    assert slow.Who(pb.GetOrderRequest(id="special"), timeout=5).id == "matched"
+    assert slow.Who(pb.GetOrderRequest(id="other"), metadata=[("x-user", "bo")], timeout=5).id == "bo"
+
+
+def test_journal_decodes_a_streamed_answer(stubs):
+    mm, pb, rpc, channel = stubs
+    assert [o.id for o in rpc.OrdersStub(channel).ListOrders(pb.ListOrdersRequest(limit=2), timeout=5)] == ["o1", "o2"]
+    with urllib.request.urlopen(mm.url + "/__moonmock/requests?limit=100", timeout=5) as r:
+        entries = json.loads(r.read())
+    entries = entries.get("requests", entries) if isinstance(entries, dict) else entries
+    listed = [e for e in entries if e.get("rule") == "grpc shop.v1.Orders/ListOrders"][-1]
+    assert listed["grpc"]["request"] == [{"limit": 2}] and listed["grpc"]["kind"] == "server_streaming"
+    assert listed["grpc"]["response"] == [{"id": "o1", "status": "PENDING"}, {"id": "o2", "status": "PENDING"}]
+    assert listed["grpc"]["status"]["name"] == "OK"
