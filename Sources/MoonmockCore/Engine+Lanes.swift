@@ -35,6 +35,8 @@ final class EngineLane {
     /// The journal record this thread's last request pushed out of its ring: the next one is
     /// written into it when nothing else holds it.
     var spareRecord: JournalRecord?
+    /// This thread's counts for the metrics (made on first use).
+    var metrics: RequestMetrics.Table?
     /// Wall-clock seconds minus monotonic seconds, as of `offsetTakenAt` (monotonic ns).
     private var wallOffset = 0.0
     private var offsetTakenAt: UInt64 = 0

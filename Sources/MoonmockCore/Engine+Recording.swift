@@ -24,6 +24,20 @@ extension Engine {
         }
     }
 
+    /// Counts an answer for the metrics, in this thread's table.
+    @inline(__always)
+    func countRequest(_ request: MockRequest, status: Int, ruleID: String?, micros: Int, error: Bool, _ lane: EngineLane) {
+        let table = lane.metrics ?? newMetricsTable(lane)
+        table.record(rule: ruleID, method: request.method, status: status, micros: micros, error: error)
+    }
+
+    @inline(never)
+    private func newMetricsTable(_ lane: EngineLane) -> RequestMetrics.Table {
+        let table = requestMetrics.table(door: ThreadDoor.current)
+        lane.metrics = table
+        return table
+    }
+
     func finish(_ request: MockRequest, _ response: MockResponse, _ ruleID: String?, _ logs: [String],
                         _ error: String?, _ misses: [NearMiss], _ started: UInt64, _ lane: EngineLane, contract: JSONValue? = nil,
                         chaos: ChaosMark? = nil) -> Exchange {
@@ -36,6 +50,7 @@ extension Engine {
                        status: response.fault == nil ? response.status : 0, ruleID: ruleID, durationMicros: elapsed,
                        delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses, stripe: lane.stripe,
                        response: response, contract: contract, chaos: chaos?.kind, spare: &lane.spareRecord)
+        countRequest(request, status: response.fault == nil ? response.status : 0, ruleID: ruleID, micros: elapsed, error: error != nil, lane)
         if feed.isWatched { feed.publish(.request(id: request.id)) }
         var exchange = Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
         if let chaos { exchange.chaos = chaos.kind }

@@ -69,6 +69,8 @@ extension Engine {
                        status: response.fault == nil ? response.status : 0, ruleID: exchange.ruleID, durationMicros: Int((now - started) / 1000),
                        delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: [], stripe: lane.stripe,
                        response: response, spare: &lane.spareRecord)
+        countRequest(exchange.request, status: response.fault == nil ? response.status : 0, ruleID: exchange.ruleID,
+                     micros: Int((now - started) / 1000), error: error != nil, lane)
         if feed.isWatched { feed.publish(.request(id: exchange.request.id)) }
         return (response, delay)
     }

@@ -18,6 +18,8 @@ public final class Engine: Sendable {
     public let sequenceCounts = SequenceCounts()
     /// Open WebSockets (`mock.websocket` routes on the server).
     public let websockets = WebSocketRegistry()
+    /// Answers counted by rule, method, status and door, with their server time (`/__moonmock/metrics`).
+    public let requestMetrics = RequestMetrics()
     /// A gRPC family call's journal entry decoded (its method, status and messages as JSON), set
     /// by the script that loads its schemas: the admin API and the dashboard show it.
     public let rpcDescriber = Locked<(@Sendable (JournalEntry) -> JSONValue?)?>(nil)

@@ -23,6 +23,8 @@ public final class ScriptHost: @unchecked Sendable {
         public internal(set) var rules: Int
         /// The last failed reload's message (`mocks.lua:LINE: …`), cleared by a successful one.
         public internal(set) var lastError: String?
+        /// Reloads that failed since the script was first loaded.
+        public internal(set) var reloadFailures = 0
         public internal(set) var watching: Bool
         /// Lua VMs running the current generation.
         public internal(set) var vms: Int
@@ -37,6 +39,7 @@ public final class ScriptHost: @unchecked Sendable {
             ]
             if let oneVMReason { o["one_vm_reason"] = .string(oneVMReason) }
             o["last_error"] = lastError.map(JSONValue.string) ?? .null
+            o["reload_failures"] = .integer(Int64(reloadFailures))
             return .object(o)
         }
     }
@@ -142,6 +145,7 @@ public final class ScriptHost: @unchecked Sendable {
             let text = String(describing: error)
             let number = state.withLock { s -> Int in
                 s.status.lastError = text
+                s.status.reloadFailures += 1
                 return s.status.generation
             }
             engine.feed.publish(.reload(status.json))

@@ -51,6 +51,7 @@ extension AdminAPI {
         AdminRoute("POST", "/login", open: true) { api, c in api.login(c.request) },
         AdminRoute("POST", "/logout", open: true) { api, c in api.logout(c.request) },
         AdminRoute("GET", "/health") { api, c in api.health(c.server) },
+        AdminRoute("GET", "/metrics") { api, c in api.metrics(c.server) },
         AdminRoute("GET", "/rules") { api, _ in api.listRules() },
         AdminRoute("POST", "/rules") { api, c in try api.addRules(c.request) },
         AdminRoute("DELETE", "/rules") { api, c in try api.deleteRules(c.request) },

@@ -123,6 +123,11 @@ public final class MoonmockServer: @unchecked Sendable {
     /// connection is one; Linux's default soft limit is 1,024, macOS's 256).
     public static func raiseDescriptorLimit() { SocketCalls.raiseDescriptorLimit() }
 
+    /// Streamed answers (SSE, `mock.stream`, `mock.llm`, gRPC streams) being sent.
+    public var openStreams: Int {
+        loops.reduce(0) { $0 + $1.openStreams.load(ordering: .relaxed) }
+    }
+
     /// Requests being handled (including delayed and held ones).
     public var requestsInFlight: Int {
         loops.reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) }

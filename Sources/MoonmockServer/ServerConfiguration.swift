@@ -34,6 +34,8 @@ public struct ServerConfiguration: Sendable {
     public var scriptPath: String?
     /// MCP's streamable HTTP transport at `/__moonmock/mcp` (`moonmock serve --mcp`).
     public var mcp = false
+    /// `GET /__moonmock/metrics` in Prometheus's text format (`--metrics off` turns it off).
+    public var metrics = true
     /// HTTP/2 besides HTTP/1.1 (`--http2 off` refuses it): h2 by ALPN over TLS, h2c with prior
     /// knowledge or `Upgrade: h2c` on plain connections.
     public var http2 = true

@@ -137,6 +137,10 @@ enum Serve {
                     let v = try args.value(arg)
                     guard v == "on" || v == "off" else { throw UsageError("--ws-deflate takes on or off, got '\(v)'") }
                     configuration.webSocketDeflate = v == "on"
+                case "--metrics":
+                    let v = try args.value(arg)
+                    guard v == "on" || v == "off" else { throw UsageError("--metrics takes on or off, got '\(v)'") }
+                    configuration.metrics = v == "on"
                 case "--http2":
                     let v = try args.value(arg)
                     guard v == "on" || v == "off" else { throw UsageError("--http2 takes on or off, got '\(v)'") }

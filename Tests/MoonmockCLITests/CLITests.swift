@@ -105,6 +105,7 @@ struct CLITests {
                              (default on)
       --http2 on|off         HTTP/2: h2 by ALPN with TLS, h2c with prior knowledge or
                              Upgrade: h2c without (default on)
+      --metrics on|off       GET /__moonmock/metrics for Prometheus (default on)
       --header-timeout S     a request head must arrive whole within S seconds of its
                              first byte, else 408 and close (default 30)
       --body-timeout S       a request body may pause at most S seconds (default 30)

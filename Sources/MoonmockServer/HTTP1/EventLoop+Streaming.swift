@@ -30,6 +30,7 @@ extension EventLoop {
             return finishRequest(c)
         }
         c.state = .streaming(cursor, chunked, head)
+        openStreams.add(1, ordering: .relaxed)
         streamNext(c)
     }
 
@@ -74,6 +75,7 @@ extension EventLoop {
 
     /// Records the end of a stream in the journal.
     func endStream(_ cursor: StreamCursor, _ reason: String) {
+        if cursor.transcript.ended == nil { openStreams.subtract(1, ordering: .relaxed) }
         cursor.end(reason)
         recordStream(cursor)
     }

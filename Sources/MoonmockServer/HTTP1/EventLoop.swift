@@ -52,6 +52,8 @@ final class EventLoop: @unchecked Sendable {
     /// Requests of this loop in progress (the server sums the loops': no counter shared by
     /// the workers' cores).
     let inFlight = AtomicInt(0)
+    /// Streamed answers of this loop being sent (the metrics' gauge).
+    let openStreams = AtomicInt(0)
 
     struct Commands {
         var stopAccepting = false
@@ -152,6 +154,7 @@ final class EventLoop: @unchecked Sendable {
         let thread = Thread { [self] in
             // Named from inside: that names the system thread too (ps, top, strace, debuggers).
             Thread.current.name = name
+            ThreadDoor.mark("socket")   // the metrics count this thread's answers as the socket door's
             run()
             finished.signal()
         }

@@ -199,6 +199,7 @@ extension EventLoop {
             return h2.respond(stream, status: response.status, fields: fields(of: response, length: nil), body: false)
         }
         stream.phase = .streaming(cursor)
+        openStreams.add(1, ordering: .relaxed)
         h2.respond(stream, status: response.status, fields: fields(of: response, length: nil), body: true)
         streamNextHTTP2(c, h2, stream)
     }
