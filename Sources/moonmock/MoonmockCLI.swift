@@ -22,6 +22,7 @@ enum MoonmockCLI {
       mcp --url URL                      MCP over stdio for coding agents, driving a running server
       validate SCHEMA [INSTANCE...]      JSON or YAML instances (or JSON lines) against a JSON Schema
       drift SCRIPT --upstream URL        the same requests to the mocks and the real API: what differs
+      health [--url URL]                 ask a running server's health (a container's HEALTHCHECK)
       help [COMMAND]                     show help
 
     options:
@@ -202,6 +203,7 @@ enum MoonmockCLI {
     static let table: [(name: String, usage: String, run: @Sendable ([String]) -> Int32)] = [
         ("serve", serveUsage, Serve.run), ("check", checkUsage, Check.run), ("test", Test.usage, Test.run),
         ("request", requestUsage, Request.run), ("init", Init.usage, Init.run), ("types", Init.typesUsage, Init.types),
+        ("health", Health.usage, Health.run),
         ("convert", convertUsage, Convert.run), ("record", Record.usage, Record.run),
         ("mcp", MCPCommand.usage, MCPCommand.run), ("validate", Validate.usage, Validate.run), ("drift", Drift.usage, Drift.run),
     ]

@@ -21,6 +21,7 @@ struct CLITests {
       mcp --url URL                      MCP over stdio for coding agents, driving a running server
       validate SCHEMA [INSTANCE...]      JSON or YAML instances (or JSON lines) against a JSON Schema
       drift SCRIPT --upstream URL        the same requests to the mocks and the real API: what differs
+      health [--url URL]                 ask a running server's health (a container's HEALTHCHECK)
       help [COMMAND]                     show help
 
     options:
