@@ -22,6 +22,8 @@ final class RedisPool: @unchecked Sendable {
         var backoff = 0.05
         var latencyMilliseconds: Double?
         var attempting = false
+        /// Connection errors and outages (up to away) since the start: the metrics' counters.
+        var errors = 0, outages = 0
     }
     let status = Locked(Status())
     /// Called (on the thread that found it) when Redis answers again after an outage.
@@ -74,7 +76,8 @@ final class RedisPool: @unchecked Sendable {
         // Every idle connection went with Redis (or soon finds out): drop them all.
         idle.withLock { $0.removeAll() }
         status.withLock { s in
-            if s.up { s.downSince = Date(); s.backoff = 0.05 } else { s.backoff = min(2, s.backoff * 2) }
+            s.errors += 1
+            if s.up { s.downSince = Date(); s.backoff = 0.05; s.outages += 1 } else { s.backoff = min(2, s.backoff * 2) }
             s.up = false
             s.error = reason
             s.attempting = false

@@ -102,6 +102,7 @@ public final class RedisStore: SharedStore, @unchecked Sendable {
             "status": .string(s.up ? "ok" : "unavailable"),
             "timeout_ms": .integer(Int64(pool.timeoutMilliseconds)),
             "journal_backlog": .integer(Int64(writer.backlog)),
+            "errors": .integer(Int64(s.errors)), "outages": .integer(Int64(s.outages)),
         ]
         if let latency = s.latencyMilliseconds, s.up { o["latency_ms"] = .double(latency) }
         if let error = s.error { o["error"] = .string(error) }

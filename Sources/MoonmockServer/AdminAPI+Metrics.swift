@@ -57,6 +57,22 @@ extension AdminAPI {
             out.family("moonmock_reload_failures_total", "counter", "Reloads of the script that failed (the last good version kept serving).")
             out.sample("moonmock_reload_failures_total", [], failures)
         }
+        if let store = engine.store {
+            let health = store.health
+            func number(_ key: String) -> Double {
+                switch health[key] { case .integer(let n)?: return Double(n); case .double(let d)?: return d; default: return 0 }
+            }
+            out.family("moonmock_store_up", "gauge", "1 while the shared store (--store) answers, else 0.")
+            out.sample("moonmock_store_up", [], health["status"]?.stringValue == "ok" ? 1 : 0)
+            out.family("moonmock_store_ping_seconds", "gauge", "The shared store's last PING round trip.")
+            out.sample("moonmock_store_ping_seconds", [], number("latency_ms") / 1000)
+            out.family("moonmock_store_errors_total", "counter", "Connection errors of the shared store's pool.")
+            out.sample("moonmock_store_errors_total", [], Int(number("errors")))
+            out.family("moonmock_store_outages_total", "counter", "Times the shared store went away.")
+            out.sample("moonmock_store_outages_total", [], Int(number("outages")))
+            out.family("moonmock_store_journal_backlog", "gauge", "Journal entries waiting to be written to the shared store.")
+            out.sample("moonmock_store_journal_backlog", [], Int(number("journal_backlog")))
+        }
         var response = MockResponse(status: 200, body: Array(out.text.utf8))
         response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
         return response

@@ -4,6 +4,7 @@ open connections and streams; reloads and their failures are counted; --metrics 
 from __future__ import annotations
 
 import http.client
+import subprocess
 import os
 import socket
 import time
@@ -93,3 +94,34 @@ def test_metrics_off(tmp_path):
     (tmp_path / "mocks.lua").write_text(SCRIPT)
     with moonmock.serve(tmp_path / "mocks.lua", binary=BINARY, args=["--metrics", "off"]) as mm:
         assert get(mm.url, "/__moonmock/metrics") == 404
+
+
+def test_store_metrics_follow_redis(tmp_path):
+    import shutil
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    redis = subprocess.Popen([shutil.which("redis-server") or "/usr/bin/redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                              "--save", "", "--appendonly", "no", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        (tmp_path / "mocks.lua").write_text('mock.get("/n", function() return { n = mock.state:incr("n") } end)\n')
+        with moonmock.serve(tmp_path / "mocks.lua", binary=BINARY, args=["--store", f"redis://127.0.0.1:{port}"]) as mm:
+            assert get(mm.url, "/n") == 200
+            m = scrape(mm.url)
+            assert m[("moonmock_store_up", ())] == 1 and m[("moonmock_store_errors_total", ())] == 0
+            assert m[("moonmock_store_ping_seconds", ())] > 0
+            redis.terminate()
+            redis.wait(timeout=10)
+            time.sleep(0.3)
+            m = scrape(mm.url)
+            assert m[("moonmock_store_up", ())] == 0
+            assert m[("moonmock_store_errors_total", ())] >= 1 and m[("moonmock_store_outages_total", ())] == 1
+    finally:
+        if redis.poll() is None:
+            redis.kill()
