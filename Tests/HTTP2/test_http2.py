@@ -293,6 +293,18 @@ def server_pid(port: int) -> int:
     return int(re.search(r"pid=(\d+)", out).group(1))
 
 
+def flood(server, payload: bytes) -> bytes:
+    """Sends a hostile client's bytes in one go and reads what comes back until the server closes."""
+    s = socket.create_connection(("127.0.0.1", port_of(server)), timeout=10)
+    try:
+        s.sendall(payload)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    data = read_until_closed(s)
+    s.close()
+    return data
+
+
 def still_serves(server) -> None:
     out = curl("--http2-prior-knowledge", server.url + "/hello")
     assert out.stdout == '{"hello":"world"}', out
@@ -303,17 +315,11 @@ def test_rapid_reset_gets_goaway_and_the_server_serves_others(server):
     before = rss_kb(pid)
     encoder = hpack.Encoder()
     block = encoder.encode([(":method", "GET"), (":path", "/slow"), (":scheme", "http"), (":authority", "x")])
-    s = socket.create_connection(("127.0.0.1", port_of(server)), timeout=10)
     payload = bytearray(PREFACE)
     for n in range(5000):
         sid = 2 * n + 1
         payload += frame(1, 0x5, sid, block) + frame(3, 0, sid, struct.pack(">I", 8))   # HEADERS, then RST_STREAM CANCEL
-    try:
-        s.sendall(payload)
-    except (BrokenPipeError, ConnectionResetError):
-        pass
-    data = read_until_closed(s)
-    s.close()
+    data = flood(server, bytes(payload))
     assert 11 in goaway_codes(data), goaway_codes(data)   # ENHANCE_YOUR_CALM
     still_serves(server)
     assert rss_kb(pid) - before < 50_000, (before, rss_kb(pid))
@@ -322,19 +328,13 @@ def test_rapid_reset_gets_goaway_and_the_server_serves_others(server):
 def test_continuation_flood_is_cut_off(server):
     pid = server_pid(port_of(server))
     before = rss_kb(pid)
-    s = socket.create_connection(("127.0.0.1", port_of(server)), timeout=10)
     encoder = hpack.Encoder()
     block = encoder.encode([(":method", "GET"), (":path", "/hello"), (":scheme", "http"), (":authority", "x")])
     payload = bytearray(PREFACE) + frame(1, 0x1, 1, block)   # HEADERS without END_HEADERS
     filler = encoder.encode([("x-filler", "a" * 100)])
     for _ in range(2000):
         payload += frame(9, 0, 1, filler)
-    try:
-        s.sendall(payload)
-    except (BrokenPipeError, ConnectionResetError):
-        pass
-    data = read_until_closed(s)
-    s.close()
+    data = flood(server, bytes(payload))
     assert goaway_codes(data), "no GOAWAY"
     still_serves(server)
     assert rss_kb(pid) - before < 50_000, (before, rss_kb(pid))
