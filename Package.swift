@@ -150,8 +150,12 @@ let package = Package(
         .target(name: "MoonmockMutantInjector", dependencies: ["Moonmock", "MoonmockCore"]),
         .target(name: "MoonmockMockingBird", dependencies: ["Moonmock", "MoonmockCore"]),
         .target(name: "MoonmockStubber", dependencies: ["Moonmock", "MoonmockCore"]),
+        // OpenTelemetry traces exported over OTLP/HTTP (protobuf or JSON) from a thread of their own,
+        // configured by the standard OTEL_* variables; any OutboundClient carries the exports.
+        .target(name: "MoonmockTelemetry", dependencies: ["MoonmockCore", "MoonmockProto", "MoonmockCodings"]),
         .executableTarget(name: "moonmock", dependencies: ["MoonmockCore", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis",
-                                                          "MoonmockProxy", "MoonmockSchema", "MoonmockYAML", "MoonmockContract", "MoonmockProto"]),
+                                                          "MoonmockProxy", "MoonmockSchema", "MoonmockYAML", "MoonmockContract", "MoonmockProto",
+                                                          "MoonmockTelemetry"]),
         // Fuzz targets (scripts/fuzz runs them under libFuzzer; the test suite replays their corpora).
         .executableTarget(name: "MoonmockFuzz", dependencies: ["Moonmock", "MoonmockCore", "MoonmockProto", "MoonmockScript", "MoonmockServer", "MoonmockImport", "MoonmockRedis", "MoonmockSchema", "LuaBridge", "CLua"]),
         .executableTarget(name: "MoonmockBench", dependencies: ["Moonmock", "MoonmockCore", "MoonmockScript", "MoonmockSchema"]),
@@ -177,6 +181,7 @@ let package = Package(
                     resources: [.copy("Stubs")]),
         .testTarget(name: "MoonmockServerTests", dependencies: ["MoonmockServer", "MoonmockCore", "MoonmockScript", "MoonmockProxy", "LuaBridge", "COpenSSL", "MoonmockTestSupport", "MoonmockProcessSupport"]),
         .testTarget(name: "MoonmockSchemaTests", dependencies: ["MoonmockSchema", "MoonmockCore"]),
+        .testTarget(name: "MoonmockTelemetryTests", dependencies: ["MoonmockTelemetry", "MoonmockCodings", "MoonmockCore"]),
         .testTarget(name: "MoonmockProtoTests", dependencies: ["MoonmockProto", "MoonmockCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "MoonmockContractTests", dependencies: ["MoonmockContract", "MoonmockScript", "MoonmockCore"]),
         .testTarget(name: "MoonmockClientTests", dependencies: ["MoonmockClient", "MoonmockServer", "MoonmockCore", "MoonmockScript"]),

@@ -191,4 +191,25 @@ static inline int mm_inflater_message(z_stream *z, const unsigned char *in, size
     return MM_DECODE_OK;
 }
 
+/// A whole body gzipped at zlib's default level (OTLP exports with
+/// OTEL_EXPORTER_OTLP_COMPRESSION=gzip). Bodies up to 1 GiB.
+static inline int mm_encode_gzip(const unsigned char *in, size_t n, mm_decoded *out) {
+    if (n > (1u << 30)) return MM_DECODE_TOO_LARGE;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return MM_DECODE_NOMEM;
+    uLong bound = deflateBound(&z, (uLong)n);
+    out->data = (unsigned char *)malloc(bound);
+    if (out->data == NULL) { deflateEnd(&z); return MM_DECODE_NOMEM; }
+    out->cap = bound;
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)n;
+    z.next_out = out->data;
+    z.avail_out = (uInt)bound;
+    int r = deflate(&z, Z_FINISH);
+    out->len = bound - z.avail_out;
+    deflateEnd(&z);
+    return r == Z_STREAM_END ? MM_DECODE_OK : MM_DECODE_BAD;
+}
+
 #endif

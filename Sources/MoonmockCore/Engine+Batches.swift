@@ -15,6 +15,8 @@ extension Engine {
         for operation in operations {
             var sub = MockRequest(method: request.method, url: request.url, headers: request.headers, body: operation.encoded())
             sub.id = request.id
+            // Traced: each operation a span of its own under the batch's.
+            if let tracer, let outer = request.span { sub.attach(tracer.span(parent: outer.context, remote: false)) }
             var ignored: Set<ObjectIdentifier> = []
             guard let routed = route(sub, sets, lane, &ignored) else {
                 for (_, done) in parts { done.rule._withUnsafeGuaranteedRef { $0.undoHit(stripe: lane.stripe, store: store) } }
@@ -33,11 +35,15 @@ extension Engine {
                 let ms = d.sample(environment.random)
                 if ms > (longest?.ms ?? -1) { longest = (.fixed(ms), ms) }
             }
+            if tracer != nil { lane.spanRule = routed.rule }
             _ = finish(sub, MockResponse(status: r.status, headers: r.headers, body: r.body), routed.rule.takeUnretainedValue().id, routed.logs, routed.error, [], started, lane)
         }
         combined.body = JSONValue.array(bodies).encoded()
         combined.delay = longest?.delay
         let delay = longest?.ms ?? 0
+        if let tracer {
+            endServerSpan(tracer, request, combined, ruleID: nil, rule: nil, error: nil, chaos: nil, delay: delay)
+        }
         return Exchange(request: request, response: combined, delayMilliseconds: delay, ruleID: parts[0].1.rule.takeUnretainedValue().id, nearMisses: [])
     }
 }

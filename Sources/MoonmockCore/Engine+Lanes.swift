@@ -37,6 +37,8 @@ final class EngineLane {
     var spareRecord: JournalRecord?
     /// This thread's counts for the metrics (made on first use).
     var metrics: RequestMetrics.Table?
+    /// The rule the request being answered was routed to, while the engine traces (its span's name).
+    var spanRule: Unmanaged<Rule>?
     /// Wall-clock seconds minus monotonic seconds, as of `offsetTakenAt` (monotonic ns).
     private var wallOffset = 0.0
     private var offsetTakenAt: UInt64 = 0

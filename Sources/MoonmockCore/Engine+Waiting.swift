@@ -58,7 +58,8 @@ extension Engine {
 
     /// The answer of a handler that waited: its delay sampled, the request recorded in the
     /// journal with it (a request the engine did not see, id 0 — the admin API's — is not).
-    func finishWaiting(_ exchange: Exchange, _ response: MockResponse, logs: [String], error: String?, started: UInt64) -> (MockResponse, Double) {
+    func finishWaiting(_ exchange: Exchange, _ response: MockResponse, logs: [String], error: String?, started: UInt64,
+                       rule: Rule? = nil) -> (MockResponse, Double) {
         var response = response
         if case .stream(let plan)? = response.fault { response.fault = .stream(plan.serving(exchange.request)) }
         let delay = response.delay?.sample(environment.random) ?? 0
@@ -71,6 +72,9 @@ extension Engine {
                        response: response, spare: &lane.spareRecord)
         countRequest(exchange.request, status: response.fault == nil ? response.status : 0, ruleID: exchange.ruleID,
                      micros: Int((now - started) / 1000), error: error != nil, lane)
+        if let tracer {
+            endServerSpan(tracer, exchange.request, response, ruleID: exchange.ruleID, rule: rule, error: error, chaos: nil, delay: delay)
+        }
         if feed.isWatched { feed.publish(.request(id: exchange.request.id)) }
         return (response, delay)
     }
@@ -137,8 +141,11 @@ private final class WaitRun: @unchecked Sendable {
             cancel = Scheduler.shared.after(ms / 1000) { [self] in hop { self.resume(s, .slept) } }
         case .task(_, let start):
             cancel = start { [self] outcome in hop { self.resume(s, outcome) } }
-        case .fetch(let request, let kind):
+        case .fetch(let asked, let kind):
             armDeadline()
+            var traced = asked
+            if traced.trace == nil, let span = exchange.request.span { traced.trace = OutboundTrace(parent: span.context, kind: kind) }
+            let request = traced
             let began = DispatchTime.now().uptimeNanoseconds, at = Date().timeIntervalSince1970
             let id = exchange.request.id, journal = engine.journal
             cancel = client.send(request) { [self] result in
@@ -192,7 +199,7 @@ private final class WaitRun: @unchecked Sendable {
         if detached { return done(next, 0) }
         // Routed again by the engine (a budget or a condition that waited): recorded already.
         if let delay = resumed.journaledDelay { return done(next, delay) }
-        let (response, delay) = engine.finishWaiting(exchange, next, logs: s.context.logs, error: error, started: started)
+        let (response, delay) = engine.finishWaiting(exchange, next, logs: s.context.logs, error: error, started: started, rule: s.context.rule)
         done(response, delay)
     }
 
@@ -205,7 +212,7 @@ private final class WaitRun: @unchecked Sendable {
         let message = "\(rule) did not answer within --handler-timeout (\(limit) ms): it was waiting for \(waiting)"
         s?.drop()
         let answer = MockResponse.json(.object(["error": .string(message), "waiting_for": .string(waiting)]), status: 504)
-        let (response, delay) = engine.finishWaiting(exchange, answer, logs: s?.context.logs ?? [], error: message, started: started)
+        let (response, delay) = engine.finishWaiting(exchange, answer, logs: s?.context.logs ?? [], error: message, started: started, rule: s?.context.rule)
         done(response, delay)
     }
 
@@ -217,7 +224,7 @@ private final class WaitRun: @unchecked Sendable {
         s?.drop()
         let message = "the client left while the handler was waiting for \(s.map { "\($0)" } ?? "its code to run")"
         engine.outbox.release(exchange.request.id)   // webhooks it asked for still go
-        _ = engine.finishWaiting(exchange, .text(message + "\n", status: 499), logs: s?.context.logs ?? [], error: message, started: started)
+        _ = engine.finishWaiting(exchange, .text(message + "\n", status: 499), logs: s?.context.logs ?? [], error: message, started: started, rule: s?.context.rule)
     }
 
     /// Marks the run finished; what it was waiting for and the wait's cancel, or `nil` when it

@@ -45,6 +45,8 @@ public final class Engine: Sendable {
     private let nextID: AtomicInt
     /// What replicas share (`moonmock serve --store`); `nil`: this engine keeps everything itself.
     public let store: (any SharedStore)?
+    /// Makes a span of each request and of each call its handler sends (``Tracer``); `nil`: none.
+    public let tracer: Tracer?
     /// The script's `mock.cors{...}` (read by the socket server for requests with an `Origin`).
     private let corsPolicy = Locked<CORSPolicy?>(nil)
     private let corsDeclared = AtomicBool(false)
@@ -64,7 +66,8 @@ public final class Engine: Sendable {
     /// engine shares with other replicas (its state, counters and journal), when it has one;
     /// a given `state` should then have it as its backend.
     public init(environment: MockEnvironment = .system, journalCapacity: Int = 1000, state: StateStore? = nil, feed: EventFeed? = nil,
-                store: (any SharedStore)? = nil) {
+                store: (any SharedStore)? = nil, tracer: Tracer? = nil) {
+        self.tracer = tracer
         let feed = feed ?? EventFeed()
         self.feed = feed
         self.environment = environment
@@ -101,6 +104,7 @@ public final class Engine: Sendable {
         let lane = EngineLanes.lane(serial)
         var request = request
         request.id = takeID(lane)
+        if let tracer { request.attach(tracer.serverSpan(for: request)) }
         if lane.depth > 0 {
             // A responder asking this engine again on the same thread: the outer request still
             // borrows the lane's snapshot, so this one holds its own.
@@ -193,6 +197,7 @@ public final class Engine: Sendable {
         var fellThrough: Set<ObjectIdentifier> = []
         if let routed = route(request, sets, lane, &fellThrough) {
             let id = routed.rule._withUnsafeGuaranteedRef { $0.id }
+            if tracer != nil { lane.spanRule = routed.rule }
             if let ruleChaos = routed.chaos {
                 if chaos == nil { chaos = ruleChaos } else { chaos!.add(ruleChaos) }
             }

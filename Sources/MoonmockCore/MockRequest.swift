@@ -31,6 +31,8 @@ public struct MockRequest: Sendable {
     public var body: [UInt8] { storage.body }
     /// The journal id, assigned by the engine.
     public var id: Int = 0
+    /// The request's span while it is answered, when the engine traces (``Engine/tracer``).
+    public var span: ServerSpan? { storage.span }
 
     /// One reference for all fields, so that passing a request around costs one retain.
     private var storage: Storage
@@ -100,6 +102,9 @@ public struct MockRequest: Sendable {
 
     /// `false` only when the transport knows the request has no `Range` field.
     var mayNameRange: Bool { storage.namesRange }
+
+    /// Set by the engine as it takes the request (its one holder then).
+    func attach(_ span: ServerSpan) { storage.span = span }
 
     /// `host[:port]` split as requests split it: host lowercased, bracketed IPv6 literals kept
     /// whole, `user@` dropped, a port of digits only.
@@ -254,6 +259,7 @@ public struct MockRequest: Sendable {
     /// the memo is filled by the one thread handling the request. No run-time exclusivity checks:
     /// nothing can be reading a field the one holder is changing.
     private final class Storage: @unchecked Sendable {
+        @exclusivity(unchecked) var span: ServerSpan?
         /// Set by a transport that parsed the fields (``MockRequest/recycling(_:method:scheme:host:port:target:headerLines:body:namesRange:)``).
         var namesRange = true
         init(method: String, scheme: String, host: String, port: Int?, target: String, headers: consuming HTTPHeaders,
@@ -292,6 +298,7 @@ public struct MockRequest: Sendable {
             query = nil
             json = nil
             operationName = nil
+            span = nil
         }
 
         private static let keptBodyCapacity = 64 << 10

@@ -16,6 +16,10 @@ public struct OutboundRequest: Sendable, Equatable {
     public var insecure: Bool
     /// A PEM file of certificate authorities to trust instead of the system's (`ca = "ca.pem"`).
     public var caFile: String?
+    /// The request span this call is sent for, and what sends it (`fetch`, `webhook`, `proxy`):
+    /// a traced client (``TracedOutbound``) records the call as that span's child and tells the
+    /// receiver in `traceparent`.
+    public var trace: OutboundTrace?
 
     public init(method: String = "GET", url: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
                 timeoutMilliseconds: Int = 10_000, insecure: Bool = false, caFile: String? = nil) {

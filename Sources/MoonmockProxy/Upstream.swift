@@ -128,13 +128,16 @@ public final class Upstream: Sendable {
         return response
     }
 
+    /// The field of a `502` of Upstream's own, saying why the upstream did not answer.
+    public static let failureHeader = "X-Moonmock-Proxy-Error"
+
     /// `502` naming the upstream and what went wrong.
     static func failure(_ target: ProxyTarget, _ url: String, _ reason: String) -> MockResponse {
         var r = MockResponse.json(.object([
             "error": .string("mock.proxy: upstream \(target.base) did not answer \(url): \(reason)"),
             "upstream": .string(target.base),
         ]), status: 502)
-        r.headers.add("X-Moonmock-Proxy-Error", reason)
+        r.headers.add(failureHeader, reason)
         return r
     }
 }

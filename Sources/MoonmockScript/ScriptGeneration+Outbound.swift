@@ -38,7 +38,8 @@ extension ScriptGeneration {
                 stack.pushNil(); stack.push("webhooks are sent from handlers (and mock.after functions), not while the script loads")
                 return 2
             }
-            let request = try self.outboundRequest(stack, "mock.webhook")
+            var request = try self.outboundRequest(stack, "mock.webhook")
+            request.trace = context.request.span.map { OutboundTrace(parent: $0.context, kind: "webhook") }
             let job = Outbox.Job.webhook(request, delay: max(0, stack.number(at: 8) ?? 0), retries: max(0, Int(stack.integer(at: 9) ?? 3)),
                                          backoff: max(0, stack.number(at: 10) ?? 200))
             // Inside a mock.after function the answer is long gone: it goes now.

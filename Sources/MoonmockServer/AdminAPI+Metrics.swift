@@ -73,6 +73,19 @@ extension AdminAPI {
             out.family("moonmock_store_journal_backlog", "gauge", "Journal entries waiting to be written to the shared store.")
             out.sample("moonmock_store_journal_backlog", [], Int(number("journal_backlog")))
         }
+        if let tracer = engine.tracer {
+            // OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT): what became of the spans.
+            let t = tracer.sink.statistics
+            out.family("moonmock_trace_spans_exported_total", "counter", "Spans the OTLP collector took.")
+            out.sample("moonmock_trace_spans_exported_total", [], t.exported)
+            out.family("moonmock_trace_spans_dropped_total", "counter", "Spans dropped: the queue was full (queue_full) or the collector did not take their batch (export_failed).")
+            out.sample("moonmock_trace_spans_dropped_total", [("reason", "queue_full")], t.droppedQueueFull)
+            out.sample("moonmock_trace_spans_dropped_total", [("reason", "export_failed")], t.droppedExportFailed)
+            out.family("moonmock_trace_export_failures_total", "counter", "Exports to the OTLP collector that failed (away, timed out or an error status).")
+            out.sample("moonmock_trace_export_failures_total", [], t.failedExports)
+            out.family("moonmock_trace_spans_queued", "gauge", "Spans waiting to be exported.")
+            out.sample("moonmock_trace_spans_queued", [], t.queued)
+        }
         var response = MockResponse(status: 200, body: Array(out.text.utf8))
         response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
         return response

@@ -20,6 +20,8 @@ import MoonmockScript
 /// ```
 public final class MoonmockServer: @unchecked Sendable {
     public let engine: Engine
+    /// What handlers' calls go through: libcurl's multi interface, traced when the engine traces.
+    let outbound: any OutboundClient
     public let configuration: ServerConfiguration
     /// Rebuilds the script for `POST /__moonmock/reload`; `nil` when there is no script.
     let reloader: (@Sendable () throws -> ReloadResult)?
@@ -77,7 +79,9 @@ public final class MoonmockServer: @unchecked Sendable {
         self.corsFlag = configuration.cors != nil
         self.storeWorkers = engine.store == nil ? nil : StoreWorkers(threads: configuration.storeWorkers)
         // Webhooks and mock.after work go through libcurl's multi interface, as mock.fetch does.
-        if engine.outbox.client == nil { engine.outbox.client = CurlOutbound.shared }
+        // Traced, each call is a client span of its request's (TracedOutbound).
+        self.outbound = engine.tracer.map { TracedOutbound(CurlOutbound.shared, tracer: $0) } ?? CurlOutbound.shared
+        if engine.outbox.client == nil { engine.outbox.client = outbound }
         self.admin = AdminAPI(engine: engine, token: configuration.adminToken,
                               hosts: Set((["localhost", "127.0.0.1", "::1", configuration.host] + configuration.adminHosts).map { $0.lowercased() }),
                               rulesSlot: RuntimeRulesSlot(runtimeRules) { try RuntimeRules(engine: engine, origin: "admin API") })

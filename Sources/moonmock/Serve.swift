@@ -3,7 +3,9 @@ import MoonmockContract
 import MoonmockCore
 import MoonmockScript
 import MoonmockRedis
+import MoonmockProxy
 import MoonmockServer
+import MoonmockTelemetry
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -215,8 +217,12 @@ enum Serve {
             MoonmockCLI.printError("moonmock: --store: \(error)")
             return 1
         }
+        // OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT (or another OTEL_* variable) asks for them.
+        let otel = OTLPConfiguration()
+        for warning in otel.warnings { MoonmockCLI.printError("moonmock: " + warning) }
+        let exporter = otel.enabled ? OTLPExporter(otel, client: CurlOutbound.shared) { Serve.say("moonmock: " + $0) } : nil
         let engine = Engine(environment: seed.map { MockEnvironment.system.seeded($0) } ?? .system, journalCapacity: journal, state: StateStore(limitBytes: stateLimit, feed: feed, backend: shared), feed: feed,
-                            store: shared)
+                            store: shared, tracer: exporter.map { Tracer(sampler: otel.sampler, sink: $0) })
         engine.handlerTimeoutMilliseconds.store(handlerTimeout, ordering: .relaxed)
         engine.journal.responseBodyLimit = journalBody
         if !specs.isEmpty {
@@ -287,11 +293,13 @@ enum Serve {
             say("moonmock: clients trust it with the local CA at \(authority.path) (curl --cacert \(authority.path))")
         }
         if let reason = generation.sharing?.reason { say("moonmock: one Lua VM, because \(reason)") }
+        if exporter != nil { say("moonmock: " + otel.summary) }
         if let shared { say("moonmock: sharing state, switches and the journal through \(shared.url.display) as \(shared.replicaName)") }
         say("moonmock: admin API and dashboard at \(server.baseURL)/__moonmock/\(watch ? "; reloading on save" : "")")
         waitForSignal()
         say("moonmock: stopping (draining \(server.requestsInFlight) request(s))")
         server.stop(drainSeconds: 5)
+        exporter?.flush(seconds: 3)
         return 0
     }
 

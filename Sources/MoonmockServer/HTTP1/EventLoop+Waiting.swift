@@ -13,7 +13,7 @@ extension EventLoop {
         let engine = server.engine
         c.waitSerial &+= 1
         let mine = c.waitSerial
-        let handle = engine.drive(suspension, client: CurlOutbound.shared, hop: { [self] work in
+        let handle = engine.drive(suspension, client: server.outbound, hop: { [self] work in
             // On this loop already (a store reply): at once; else through the command queue.
             if onLoopThread { return work() }
             commands.withLock { commands in
