@@ -39,6 +39,8 @@ final class EngineLane {
     var metrics: RequestMetrics.Table?
     /// The rule the request being answered was routed to, while the engine traces (its span's name).
     var spanRule: Unmanaged<Rule>?
+    /// The ids of this thread's spans.
+    var traceIDs = TraceIDGenerator()
     /// Wall-clock seconds minus monotonic seconds, as of `offsetTakenAt` (monotonic ns).
     private var wallOffset = 0.0
     private var offsetTakenAt: UInt64 = 0

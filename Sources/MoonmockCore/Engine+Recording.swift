@@ -51,11 +51,7 @@ extension Engine {
                        delayMilliseconds: delay, fault: response.fault, logs: logs, error: error, nearMisses: misses, stripe: lane.stripe,
                        response: response, contract: contract, chaos: chaos?.kind, spare: &lane.spareRecord)
         countRequest(request, status: response.fault == nil ? response.status : 0, ruleID: ruleID, micros: elapsed, error: error != nil, lane)
-        if let tracer {
-            let rule = lane.spanRule
-            lane.spanRule = nil
-            endServerSpan(tracer, request, response, ruleID: ruleID, rule: rule?.takeUnretainedValue(), error: error, chaos: chaos?.kind, delay: delay)
-        }
+        if traces { endSpan(request, response, ruleID, error, chaos?.kind, delay, lane) }
         if feed.isWatched { feed.publish(.request(id: request.id)) }
         var exchange = Exchange(request: request, response: response, delayMilliseconds: delay, ruleID: ruleID, nearMisses: misses)
         if let chaos { exchange.chaos = chaos.kind }

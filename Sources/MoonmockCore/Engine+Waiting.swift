@@ -73,7 +73,8 @@ extension Engine {
         countRequest(exchange.request, status: response.fault == nil ? response.status : 0, ruleID: exchange.ruleID,
                      micros: Int((now - started) / 1000), error: error != nil, lane)
         if let tracer {
-            endServerSpan(tracer, exchange.request, response, ruleID: exchange.ruleID, rule: rule, error: error, chaos: nil, delay: delay)
+            endServerSpan(tracer, exchange.request, response, ruleID: exchange.ruleID, rule: rule, error: error, chaos: nil, delay: delay,
+                          door: lane.metrics?.door)
         }
         if feed.isWatched { feed.publish(.request(id: exchange.request.id)) }
         return (response, delay)

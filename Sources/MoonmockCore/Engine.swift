@@ -47,6 +47,8 @@ public final class Engine: Sendable {
     public let store: (any SharedStore)?
     /// Makes a span of each request and of each call its handler sends (``Tracer``); `nil`: none.
     public let tracer: Tracer?
+    /// `tracer != nil`, as a flag the request path tests (no reference loaded and retained).
+    let traces: Bool
     /// The script's `mock.cors{...}` (read by the socket server for requests with an `Origin`).
     private let corsPolicy = Locked<CORSPolicy?>(nil)
     private let corsDeclared = AtomicBool(false)
@@ -68,6 +70,7 @@ public final class Engine: Sendable {
     public init(environment: MockEnvironment = .system, journalCapacity: Int = 1000, state: StateStore? = nil, feed: EventFeed? = nil,
                 store: (any SharedStore)? = nil, tracer: Tracer? = nil) {
         self.tracer = tracer
+        traces = tracer != nil
         let feed = feed ?? EventFeed()
         self.feed = feed
         self.environment = environment
@@ -104,7 +107,7 @@ public final class Engine: Sendable {
         let lane = EngineLanes.lane(serial)
         var request = request
         request.id = takeID(lane)
-        if let tracer { request.attach(tracer.serverSpan(for: request)) }
+        if traces { beginSpan(request, lane) }
         if lane.depth > 0 {
             // A responder asking this engine again on the same thread: the outer request still
             // borrows the lane's snapshot, so this one holds its own.
@@ -197,7 +200,7 @@ public final class Engine: Sendable {
         var fellThrough: Set<ObjectIdentifier> = []
         if let routed = route(request, sets, lane, &fellThrough) {
             let id = routed.rule._withUnsafeGuaranteedRef { $0.id }
-            if tracer != nil { lane.spanRule = routed.rule }
+            if traces { Self.noteSpanRule(lane, routed.rule) }
             if let ruleChaos = routed.chaos {
                 if chaos == nil { chaos = ruleChaos } else { chaos!.add(ruleChaos) }
             }

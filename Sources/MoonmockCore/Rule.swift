@@ -143,6 +143,11 @@ public final class Rule: Sendable {
     /// A bidirectional streaming call (`mock.grpc` with `on_message`): over HTTP/2 the door
     /// routes it as soon as its headers arrive, and its messages flow both ways while it lasts.
     public let liveStream: Bool
+    /// For traces, worked out once: the span name of a rule with a method (`GET /users/:id`),
+    /// and ``location`` as its file and line (`code.file.path`, `code.line.number`).
+    let spanName: String?
+    let codeFile: String?
+    let codeLine: Int?
     let responder: Responder
     private let claimed = AtomicInt(0)
     /// Responses served, counted per thread (see ``StripedCounter``).
@@ -160,6 +165,12 @@ public final class Rule: Sendable {
         self.times = times
         self.priority = priority
         self.location = location
+        spanName = method.map { "\($0) \(pattern.source)" }
+        if let location, let colon = location.lastIndex(of: ":"), let line = Int(location[location.index(after: colon)...]) {
+            (codeFile, codeLine) = (String(location[..<colon]), line)
+        } else {
+            (codeFile, codeLine) = (nil, nil)
+        }
         self.graphQLOperation = graphQLOperation
         self.definition = definition
         self.mayUseStore = mayUseStore || times != nil

@@ -56,10 +56,16 @@ public protocol SharedStore: AnyObject, Sendable {
     /// A connection of its own for an event loop (``StoreChannel``), or `nil` when the store
     /// has none (the loop then hands requests that use the store to worker threads).
     func makeChannel() -> (any StoreChannel)?
+    /// How long the event loops' channels waited for the store's replies, summed over the
+    /// channels (`nil`: the store has none).
+    var channelLatency: StoreLatency? { get }
 }
 
 extension SharedStore {
     public func makeChannel() -> (any StoreChannel)? { nil }
+
+    /// A store without channels: no command times.
+    public var channelLatency: StoreLatency? { nil }
 
     /// A store without replicas to hear from: nothing to do.
     public func onOtherReplicasEntries(wanted: @escaping @Sendable () -> Bool, _ handler: @escaping @Sendable ([JournalEntry]) -> Void) {}
@@ -106,5 +112,29 @@ public struct StoreUnavailable: Error, CustomStringConvertible, Sendable {
         var response = MockResponse.text("503 Service Unavailable: \(message). This request needs the shared store (moonmock serve --store); requests that do not keep working, and the server reconnects by itself.\n", status: 503)
         response.headers["Retry-After"] = "1"
         return response
+    }
+}
+
+/// Replies timed, as a histogram over ``RequestMetrics/bounds`` (then +Inf), and the commands
+/// that got none (the connection failed or the reply was overdue).
+public struct StoreLatency: Sendable, Equatable {
+    public var buckets = [Int](repeating: 0, count: RequestMetrics.bounds.count + 1)
+    public var micros = 0, count = 0, failures = 0
+    public init() {}
+
+    public mutating func record(micros: Int) {
+        let seconds = Double(micros) / 1e6
+        var bucket = 0
+        while bucket < RequestMetrics.bounds.count && seconds > RequestMetrics.bounds[bucket] { bucket += 1 }
+        buckets[bucket] += 1
+        self.micros += micros
+        count += 1
+    }
+
+    public mutating func add(_ other: StoreLatency) {
+        for i in buckets.indices { buckets[i] += other.buckets[i] }
+        micros += other.micros
+        count += other.count
+        failures += other.failures
     }
 }

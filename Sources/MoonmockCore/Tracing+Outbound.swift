@@ -1,14 +1,17 @@
 import Foundation
 
-/// The span an outbound call belongs to, and what sends it.
-public struct OutboundTrace: Sendable, Equatable {
-    public var parent: SpanContext
+/// The span an outbound call belongs to, and what sends it. A class: an ``OutboundRequest``
+/// travels by value through every handler's wait, and one reference keeps it small.
+public final class OutboundTrace: Sendable, Equatable {
+    public let parent: SpanContext
     /// `fetch`, `webhook` or `proxy`: the client span's `moonmock.call` attribute.
-    public var kind: String
+    public let kind: String
     public init(parent: SpanContext, kind: String) {
         self.parent = parent
         self.kind = kind
     }
+
+    public static func == (a: OutboundTrace, b: OutboundTrace) -> Bool { a.parent == b.parent && a.kind == b.kind }
 }
 
 /// An ``OutboundClient`` whose calls become client spans: a call made for a traced request
@@ -54,14 +57,14 @@ extension Tracer {
     /// status for a failure or a status of 400 and above.
     public func endClientSpan(_ span: ServerSpan, method: String, url: String, kind: String, status: Int?, error: String?) {
         guard span.end() else { return }
-        var attributes: [(key: String, value: SpanValue)] = [("http.request.method", .string(method)), ("url.full", .string(url)),
-                                                             ("moonmock.call", .string(kind))]
+        var attributes: [SpanAttribute] = [.init("http.request.method", .string(method)), .init("url.full", .string(url)),
+                                           .init("moonmock.call", .string(kind))]
         if let (host, port) = Self.hostAndPort(url) {
-            attributes.append(("server.address", .string(host)))
-            if let port { attributes.append(("server.port", .int(Int64(port)))) }
+            attributes.append(.init("server.address", .string(host)))
+            if let port { attributes.append(.init("server.port", .int(Int64(port)))) }
         }
-        if let status { attributes.append(("http.response.status_code", .int(Int64(status)))) }
-        if let error { attributes.append(("error.type", .string(error))) } else if let status, status >= 400 { attributes.append(("error.type", .string(String(status)))) }
+        if let status { attributes.append(.init("http.response.status_code", .int(Int64(status)))) }
+        if let error { attributes.append(.init("error.type", .string(error))) } else if let status, status >= 400 { attributes.append(.init("error.type", .string(String(status)))) }
         submit(span.record(name: method, kind: .client, end: SpanRecord.now(), attributes: attributes,
                            error: error ?? status.flatMap { $0 >= 400 ? "HTTP \($0)" : nil }))
     }

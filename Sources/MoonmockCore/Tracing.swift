@@ -47,7 +47,8 @@ public struct SpanContext: Sendable, Equatable {
 
     /// A new span of the same trace.
     public func child() -> SpanContext {
-        SpanContext(traceHigh: traceHigh, traceLow: traceLow, spanID: SpanContext.randomID(), sampled: sampled, traceState: traceState)
+        var g = TraceIDGenerator()
+        return SpanContext(traceHigh: traceHigh, traceLow: traceLow, spanID: g.next(), sampled: sampled, traceState: traceState)
     }
 
     /// A non-zero random 64-bit id.
@@ -77,9 +78,39 @@ public struct SpanContext: Sendable, Equatable {
     }
 }
 
+/// Non-zero 64-bit ids from SplitMix64, seeded once from the system's generator: a thread
+/// keeps one (``EngineLane``), so an id costs a few multiplications, not a system call.
+public struct TraceIDGenerator: Sendable {
+    private var state: UInt64 = 0
+
+    public init() {}
+
+    public mutating func next() -> UInt64 {
+        if state == 0 { state = SpanContext.randomID() }
+        while true {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            z ^= z >> 31
+            if z != 0 { return z }
+        }
+    }
+}
+
 /// An attribute's value, as OTLP carries it.
 public enum SpanValue: Sendable, Equatable {
     case string(String), int(Int64), bool(Bool), double(Double)
+}
+
+/// An attribute of a span: a key and its value.
+public struct SpanAttribute: Sendable, Equatable {
+    public let key: String
+    public let value: SpanValue
+    public init(_ key: String, _ value: SpanValue) {
+        self.key = key
+        self.value = value
+    }
 }
 
 /// A finished span, as a ``SpanSink`` takes it.
@@ -95,12 +126,12 @@ public struct SpanRecord: Sendable {
     public var kind: Kind
     /// Nanoseconds since 1970.
     public var start: UInt64, end: UInt64
-    public var attributes: [(key: String, value: SpanValue)]
+    public var attributes: [SpanAttribute]
     /// `nil`: unset (a success); else an error, with this message.
     public var error: String?
 
     public init(context: SpanContext, parentSpanID: UInt64?, parentIsRemote: Bool, name: String, kind: Kind, start: UInt64, end: UInt64,
-                attributes: [(key: String, value: SpanValue)] = [], error: String? = nil) {
+                attributes: [SpanAttribute] = [], error: String? = nil) {
         self.context = context
         self.parentSpanID = parentSpanID
         self.parentIsRemote = parentIsRemote
@@ -177,19 +208,25 @@ public final class Tracer: Sendable {
     }
 
     /// The span of a request arriving now: a child of its `traceparent` when it has a valid one.
-    func serverSpan(for request: MockRequest) -> ServerSpan {
+    /// Its ids come from `random`, the thread's own generator (no system call per request).
+    func serverSpan(for request: MockRequest, _ random: inout TraceIDGenerator) -> ServerSpan {
         let parent = request.headers["traceparent"].flatMap { SpanContext(traceparent: $0, tracestate: request.headers["tracestate"]) }
-        return span(parent: parent, remote: parent != nil)
+        return span(parent: parent, remote: parent != nil, &random)
     }
 
     /// A span starting now: a child of `parent` (of a new trace when `nil`).
     func span(parent: SpanContext?, remote: Bool) -> ServerSpan {
+        var random = TraceIDGenerator()
+        return span(parent: parent, remote: remote, &random)
+    }
+
+    private func span(parent: SpanContext?, remote: Bool, _ random: inout TraceIDGenerator) -> ServerSpan {
         var context: SpanContext
         if let parent {
-            context = parent.child()
+            context = parent
+            context.spanID = random.next()
         } else {
-            var g = SystemRandomNumberGenerator()
-            context = SpanContext(traceHigh: g.next(), traceLow: SpanContext.randomID(), spanID: SpanContext.randomID(), sampled: true)
+            context = SpanContext(traceHigh: random.next(), traceLow: random.next(), spanID: random.next(), sampled: true)
         }
         context.sampled = sampler.samples(parent, traceLow: context.traceLow)
         return ServerSpan(context: context, parentSpanID: parent?.spanID, remoteParent: remote, start: SpanRecord.now())
@@ -222,7 +259,7 @@ public final class ServerSpan: Sendable {
     /// `true` the first time only.
     func end() -> Bool { ended.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged }
 
-    func record(name: String, kind: SpanRecord.Kind, end: UInt64, attributes: [(key: String, value: SpanValue)], error: String?) -> SpanRecord {
+    func record(name: String, kind: SpanRecord.Kind, end: UInt64, attributes: [SpanAttribute], error: String?) -> SpanRecord {
         SpanRecord(context: context, parentSpanID: parentSpanID, parentIsRemote: remoteParent, name: name, kind: kind, start: start, end: end,
                    attributes: attributes, error: error)
     }

@@ -17,6 +17,8 @@ final class RedisChannel: StoreChannel {
     /// Replies awaited, oldest first: each command's completion (`nil` for a command whose
     /// reply is not wanted: the `SET NX` before an `INCRBY`) and its deadline.
     private var awaited: [(completion: ((Result<RedisReply, StoreUnavailable>) -> Void)?, deadline: UInt64)] = []
+    /// Reply times and failures, for the metrics (the store sums its channels').
+    let latency = LatencyTable()
     private var head = 0
     private(set) var descriptor: Int32 = -1
 
@@ -29,6 +31,7 @@ final class RedisChannel: StoreChannel {
 
     func submit(_ operation: StateOperation, _ completion: @escaping (Result<StateResult, StoreUnavailable>) -> Void) {
         guard let connection = connected() else {
+            latency.failed(1)
             return completion(.failure(StoreUnavailable("Redis at \(store.url.display) cannot be reached")))
         }
         let k = store.key(operation.name == "count" ? "c" : "s", operation.key)
@@ -73,6 +76,7 @@ final class RedisChannel: StoreChannel {
             }
         } catch {
             fail(String(describing: error))
+            latency.failed(1)
             completion(.failure(StoreUnavailable("Redis at \(store.url.display): \(error)")))
         }
     }
@@ -96,8 +100,13 @@ final class RedisChannel: StoreChannel {
     func readable() {
         guard let connection else { return }
         do {
-            for reply in try connection.readAvailable() {
+            let replies = try connection.readAvailable()
+            let now = DispatchTime.now().uptimeNanoseconds
+            for reply in replies {
                 guard head < awaited.count else { break }
+                // Sent when its deadline was set: the time since is the reply's wait.
+                let waited = Int((now &- (awaited[head].deadline &- timeout)) / 1000)
+                latency.record(micros: waited)
                 let completion = awaited[head].completion
                 awaited[head].completion = nil
                 head += 1
@@ -136,6 +145,7 @@ final class RedisChannel: StoreChannel {
         connection = nil
         descriptor = -1
         let pending = awaited[head...].compactMap(\.completion)
+        latency.failed(awaited.count - head)
         awaited.removeAll(keepingCapacity: true)
         head = 0
         for completion in pending { completion(.failure(StoreUnavailable("Redis at \(store.url.display): \(reason)"))) }
@@ -143,5 +153,21 @@ final class RedisChannel: StoreChannel {
 }
 
 extension RedisStore {
-    public func makeChannel() -> (any StoreChannel)? { RedisChannel(store: self, timeoutMilliseconds: pool.timeoutMilliseconds) }
+    public func makeChannel() -> (any StoreChannel)? {
+        let channel = RedisChannel(store: self, timeoutMilliseconds: pool.timeoutMilliseconds)
+        channels.withLock { $0.append(channel.latency) }
+        return channel
+    }
+
+    public var channelLatency: StoreLatency? {
+        channels.withLock { $0 }.reduce(into: StoreLatency()) { sum, table in sum.add(table.value) }
+    }
+}
+
+/// One channel's reply times: written by its loop, read by a scrape.
+final class LatencyTable: Sendable {
+    private let state = Locked(StoreLatency())
+    func record(micros: Int) { state.withLock { $0.record(micros: micros) } }
+    func failed(_ n: Int) { state.withLock { $0.failures += n } }
+    var value: StoreLatency { state.withLock { $0 } }
 }

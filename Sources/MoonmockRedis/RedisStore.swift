@@ -22,6 +22,8 @@ public final class RedisStore: SharedStore, @unchecked Sendable {
     public let replicaName: String
     public let firstRequestID: Int
     let writer: JournalWriter
+    /// The event loops' channels (``makeChannel()``), whose reply times the metrics sum.
+    let channels = Locked<[LatencyTable]>([])
     let subscriber = Locked<[@Sendable (SharedSettings) -> Void]>([])
     /// Why Redis refused the journal's last append, if it did.
     let journalError = Locked<String?>(nil)

@@ -72,6 +72,18 @@ extension AdminAPI {
             out.sample("moonmock_store_outages_total", [], Int(number("outages")))
             out.family("moonmock_store_journal_backlog", "gauge", "Journal entries waiting to be written to the shared store.")
             out.sample("moonmock_store_journal_backlog", [], Int(number("journal_backlog")))
+            if let latency = store.channelLatency {
+                out.family("moonmock_store_command_duration_seconds", "histogram", "Time the event loops' store commands (mock.state in handlers) waited for their reply.")
+                var cumulative = 0
+                for (i, bound) in (RequestMetrics.bounds.map { MetricsText.number($0) } + ["+Inf"]).enumerated() {
+                    cumulative += latency.buckets[i]
+                    out.sample("moonmock_store_command_duration_seconds_bucket", [("le", bound)], cumulative)
+                }
+                out.sample("moonmock_store_command_duration_seconds_sum", [], Double(latency.micros) / 1e6)
+                out.sample("moonmock_store_command_duration_seconds_count", [], latency.count)
+                out.family("moonmock_store_command_failures_total", "counter", "The event loops' store commands that got no reply (connection lost, or past --store-timeout): their requests answered 503.")
+                out.sample("moonmock_store_command_failures_total", [], latency.failures)
+            }
         }
         if let tracer = engine.tracer {
             // OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT): what became of the spans.

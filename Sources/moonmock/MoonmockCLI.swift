@@ -111,6 +111,10 @@ enum MoonmockCLI {
       --no-watch             do not reload the script when it changes
       --unsafe               lift the sandbox (trusted local scripts only)
       -h, --help             show this help
+
+    Environment: OTEL_EXPORTER_OTLP_ENDPOINT=URL exports a span per request to an
+    OpenTelemetry collector over OTLP/HTTP, with the standard OTEL_* settings
+    (docs/deploy.md)
     """
 
     static let convertUsage = """

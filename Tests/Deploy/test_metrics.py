@@ -112,16 +112,25 @@ def test_store_metrics_follow_redis(tmp_path):
                 time.sleep(0.05)
         (tmp_path / "mocks.lua").write_text('mock.get("/n", function() return { n = mock.state:incr("n") } end)\n')
         with moonmock.serve(tmp_path / "mocks.lua", binary=BINARY, args=["--store", f"redis://127.0.0.1:{port}"]) as mm:
-            assert get(mm.url, "/n") == 200
+            for _ in range(5):
+                assert get(mm.url, "/n") == 200
             m = scrape(mm.url)
             assert m[("moonmock_store_up", ())] == 1 and m[("moonmock_store_errors_total", ())] == 0
             assert m[("moonmock_store_ping_seconds", ())] > 0
+            # Each handler's incr waited on its loop's own connection: timed, none failed.
+            assert m[("moonmock_store_command_duration_seconds_count", ())] >= 5
+            assert m[("moonmock_store_command_duration_seconds_bucket", (("le", "+Inf"),))] == m[("moonmock_store_command_duration_seconds_count", ())]
+            assert 0 < m[("moonmock_store_command_duration_seconds_sum", ())] < 5
+            assert m[("moonmock_store_command_failures_total", ())] == 0
             redis.terminate()
             redis.wait(timeout=10)
             time.sleep(0.3)
             m = scrape(mm.url)
             assert m[("moonmock_store_up", ())] == 0
             assert m[("moonmock_store_errors_total", ())] >= 1 and m[("moonmock_store_outages_total", ())] == 1
+            # A handler's command with Redis gone gets no reply: a 503, counted.
+            assert get(mm.url, "/n") == 503
+            assert scrape(mm.url)[("moonmock_store_command_failures_total", ())] >= 1
     finally:
         if redis.poll() is None:
             redis.kill()

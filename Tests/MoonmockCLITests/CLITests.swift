@@ -120,6 +120,10 @@ struct CLITests {
       --unsafe               lift the sandbox (trusted local scripts only)
       -h, --help             show this help
 
+    Environment: OTEL_EXPORTER_OTLP_ENDPOINT=URL exports a span per request to an
+    OpenTelemetry collector over OTLP/HTTP, with the standard OTEL_* settings
+    (docs/deploy.md)
+
     """
 
     @Test("serve --help prints its golden help text")

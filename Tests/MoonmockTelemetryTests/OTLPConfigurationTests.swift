@@ -1,6 +1,7 @@
 import Foundation
 import MoonmockCodings
 import MoonmockCore
+import MoonmockProto
 import Testing
 @testable import MoonmockTelemetry
 
@@ -53,12 +54,49 @@ struct OTLPConfigurationTests {
     @Test("a gzipped export decodes back")
     func gzip() throws {
         let spans = [SpanRecord(context: SpanContext(traceHigh: 1, traceLow: 2, spanID: 3, sampled: true), parentSpanID: nil, parentIsRemote: false,
-                                name: "GET /x", kind: .server, start: 1, end: 2, attributes: [("k", .bool(true))])]
+                                name: "GET /x", kind: .server, start: 1, end: 2, attributes: [.init("k", .bool(true))])]
         let body = OTLPEncoding.protobuf(spans, resource: [("service.name", "m")])
         #expect(try ContentDecoding.decode(try ContentEncoding.gzip(body), contentEncodings: ["gzip"]) == body)
         let json = try JSONValue(parsing: OTLPEncoding.json(spans, resource: []))
         let span = json["resourceSpans"]?[0]?["scopeSpans"]?[0]?["spans"]?[0]
         #expect(span?["traceId"] == .string("00000000000000010000000000000002") && span?["spanId"] == .string("0000000000000003"))
         #expect(span?["kind"] == .integer(2) && span?["startTimeUnixNano"] == .string("1") && span?["parentSpanId"] == nil)
+    }
+
+    @Test("lengths of every size are written as protobuf reads them back (one-, two- and three-byte varints)")
+    func protobufLengths() throws {
+        for n in [0, 1, 127, 128, 300, 16_383, 16_384, 70_000] {
+            let long = String(repeating: "x", count: n)
+            let span = SpanRecord(context: SpanContext(traceHigh: .max, traceLow: 2, spanID: 3, sampled: true, traceState: n > 0 ? "v=1" : nil),
+                                  parentSpanID: 9, parentIsRemote: true, name: long, kind: .client, start: 5, end: 6,
+                                  attributes: [.init("s", .string(long)), .init("i", .int(-1)), .init("d", .double(1.5)), .init("b", .bool(false)), .init(long, .int(300))],
+                                  error: n.isMultiple(of: 2) ? long : nil)
+            let bytes = OTLPEncoding.protobuf([span, span], resource: [("service.name", long)])
+            // ExportTraceServiceRequest → ResourceSpans → ScopeSpans → Span, each read to its exact end.
+            var request = ProtoReader(bytes)
+            guard case (1, .lengthDelimited)? = try request.tag() else { Issue.record("no resource_spans"); return }
+            var resourceSpans = request.nested(try request.lengthDelimited())
+            #expect(request.isAtEnd)
+            _ = try resourceSpans.tag()
+            var resource = resourceSpans.nested(try resourceSpans.lengthDelimited())
+            _ = try resource.tag()
+            var kv = resource.nested(try resource.lengthDelimited())
+            _ = try kv.tag()
+            #expect(try kv.lengthDelimited().count == "service.name".utf8.count)
+            _ = try resourceSpans.tag()
+            var scopeSpans = resourceSpans.nested(try resourceSpans.lengthDelimited())
+            #expect(resourceSpans.isAtEnd)
+            var names: [Int] = []
+            while let (field, type) = try scopeSpans.tag() {
+                let range = try scopeSpans.lengthDelimited()
+                guard field == 2 else { continue }
+                var s = scopeSpans.nested(range)
+                while let (f, t) = try s.tag() {
+                    if f == 5 { names.append(try s.lengthDelimited().count) } else { try s.skip(t, number: f) }
+                }
+                _ = type
+            }
+            #expect(names == [n, n], "\(n)")
+        }
     }
 }
