@@ -70,7 +70,8 @@ public final class OTLPExporter: SpanSink, @unchecked Sendable {
     public func flush(seconds: Double) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        guard started, !queue.isEmpty else { return true }
+        // Also with the queue empty: a batch may be on its way (the thread says when it is done).
+        guard started else { return true }
         flushWanted += 1
         let mine = flushWanted
         condition.broadcast()

@@ -334,6 +334,20 @@ def test_a_refused_export_is_tried_again(tmp_path, upstream):
         receiver.close()
 
 
+def test_spans_waiting_at_the_stop_are_sent(tmp_path, upstream):
+    receiver = Receiver()
+    try:
+        # A batch would wait a minute: only the stop's flush can send it.
+        mm = serve(tmp_path, upstream, env(receiver, OTEL_BSP_SCHEDULE_DELAY="60000"))
+        assert get(mm.url + "/users/77") == 200
+        time.sleep(0.3)
+        assert not receiver.spans
+        assert mm.stop() == 0
+        receiver.wait_for(lambda s: s["attributes"].get("url.path") == "/users/77", "after the stop", timeout=1)
+    finally:
+        receiver.close()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
