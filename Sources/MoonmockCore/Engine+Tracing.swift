@@ -24,9 +24,10 @@ extension Engine {
         if let rpc {
             let method = String(request.path.dropFirst())
             name = method
-            let system: String
-            if case .connectUnary = rpc { system = "connect_rpc" } else if case .connectStream = rpc { system = "connect_rpc" } else { system = "grpc" }
-            a.append(.init("rpc.system", .string(system)))
+            switch rpc {
+            case .connectUnary, .connectStream: a.append(.init("rpc.system", .string("connect_rpc")))
+            case .grpc, .grpcWeb: a.append(.init("rpc.system", .string("grpc")))
+            }
             if let slash = method.lastIndex(of: "/") {
                 a.append(.init("rpc.service", .string(String(method[..<slash]))))
                 a.append(.init("rpc.method", .string(String(method[method.index(after: slash)...]))))
@@ -97,7 +98,7 @@ extension Engine {
     static func noteSpanRule(_ lane: EngineLane, _ rule: Unmanaged<Rule>) { lane.spanRule = rule }
 
     /// Ends a proxied request's span when the upstream answered (`status`) or failed (`error`).
-    public func endProxiedSpan(_ span: ServerSpan, status: Int, error: String?) {
+    public func endProxiedSpan(_ span: OpenSpan, status: Int, error: String?) {
         guard let tracer, var record = span.pending.withLock({ $0 }), span.end() else { return }
         record.end = SpanRecord.now()
         record.attributes.append(.init("http.response.status_code", .int(Int64(status))))
@@ -108,7 +109,7 @@ extension Engine {
 
     /// The client span of a request forwarded by `mock.proxy`, and the target that tells the
     /// upstream about it in `traceparent` (`nil`: the request is not traced).
-    public func proxySpan(_ request: MockRequest, _ target: ProxyTarget) -> (ServerSpan, ProxyTarget)? {
+    public func proxySpan(_ request: MockRequest, _ target: ProxyTarget) -> (OpenSpan, ProxyTarget)? {
         guard let tracer, let parent = request.span else { return nil }
         let span = tracer.span(parent: parent.context, remote: false)
         var headers = target.headers.filter { $0.name.lowercased() != "traceparent" && $0.name.lowercased() != "tracestate" }

@@ -32,7 +32,7 @@ public struct MockRequest: Sendable {
     /// The journal id, assigned by the engine.
     public var id: Int = 0
     /// The request's span while it is answered, when the engine traces (``Engine/tracer``).
-    public var span: ServerSpan? { storage.span }
+    public var span: OpenSpan? { storage.span }
 
     /// One reference for all fields, so that passing a request around costs one retain.
     private var storage: Storage
@@ -104,7 +104,7 @@ public struct MockRequest: Sendable {
     var mayNameRange: Bool { storage.namesRange }
 
     /// Set by the engine as it takes the request (its one holder then).
-    func attach(_ span: ServerSpan) { storage.span = span }
+    func attach(_ span: OpenSpan) { storage.span = span }
 
     /// `host[:port]` split as requests split it: host lowercased, bracketed IPv6 literals kept
     /// whole, `user@` dropped, a port of digits only.
@@ -259,7 +259,7 @@ public struct MockRequest: Sendable {
     /// the memo is filled by the one thread handling the request. No run-time exclusivity checks:
     /// nothing can be reading a field the one holder is changing.
     private final class Storage: @unchecked Sendable {
-        @exclusivity(unchecked) var span: ServerSpan?
+        @exclusivity(unchecked) var span: OpenSpan?
         /// Set by a transport that parsed the fields (``MockRequest/recycling(_:method:scheme:host:port:target:headerLines:body:namesRange:)``).
         var namesRange = true
         init(method: String, scheme: String, host: String, port: Int?, target: String, headers: consuming HTTPHeaders,

@@ -55,7 +55,7 @@ public final class TracedOutbound: OutboundClient {
 extension Tracer {
     /// Ends a client span: OpenTelemetry's HTTP client attributes, `moonmock.call`, and an error
     /// status for a failure or a status of 400 and above.
-    public func endClientSpan(_ span: ServerSpan, method: String, url: String, kind: String, status: Int?, error: String?) {
+    public func endClientSpan(_ span: OpenSpan, method: String, url: String, kind: String, status: Int?, error: String?) {
         guard span.end() else { return }
         var attributes: [SpanAttribute] = [.init("http.request.method", .string(method)), .init("url.full", .string(url)),
                                            .init("moonmock.call", .string(kind))]

@@ -45,12 +45,6 @@ public struct SpanContext: Sendable, Equatable {
     /// The trace id as 32 lower-case hex digits.
     public var traceIDHex: String { Self.hex(traceHigh) + Self.hex(traceLow) }
 
-    /// A new span of the same trace.
-    public func child() -> SpanContext {
-        var g = TraceIDGenerator()
-        return SpanContext(traceHigh: traceHigh, traceLow: traceLow, spanID: g.next(), sampled: sampled, traceState: traceState)
-    }
-
     /// A non-zero random 64-bit id.
     public static func randomID() -> UInt64 {
         var g = SystemRandomNumberGenerator()
@@ -209,18 +203,18 @@ public final class Tracer: Sendable {
 
     /// The span of a request arriving now: a child of its `traceparent` when it has a valid one.
     /// Its ids come from `random`, the thread's own generator (no system call per request).
-    func serverSpan(for request: MockRequest, _ random: inout TraceIDGenerator) -> ServerSpan {
+    func serverSpan(for request: MockRequest, _ random: inout TraceIDGenerator) -> OpenSpan {
         let parent = request.headers["traceparent"].flatMap { SpanContext(traceparent: $0, tracestate: request.headers["tracestate"]) }
         return span(parent: parent, remote: parent != nil, &random)
     }
 
     /// A span starting now: a child of `parent` (of a new trace when `nil`).
-    func span(parent: SpanContext?, remote: Bool) -> ServerSpan {
+    func span(parent: SpanContext?, remote: Bool) -> OpenSpan {
         var random = TraceIDGenerator()
         return span(parent: parent, remote: remote, &random)
     }
 
-    private func span(parent: SpanContext?, remote: Bool, _ random: inout TraceIDGenerator) -> ServerSpan {
+    private func span(parent: SpanContext?, remote: Bool, _ random: inout TraceIDGenerator) -> OpenSpan {
         var context: SpanContext
         if let parent {
             context = parent
@@ -229,7 +223,7 @@ public final class Tracer: Sendable {
             context = SpanContext(traceHigh: random.next(), traceLow: random.next(), spanID: random.next(), sampled: true)
         }
         context.sampled = sampler.samples(parent, traceLow: context.traceLow)
-        return ServerSpan(context: context, parentSpanID: parent?.spanID, remoteParent: remote, start: SpanRecord.now())
+        return OpenSpan(context: context, parentSpanID: parent?.spanID, remoteParent: remote, start: SpanRecord.now())
     }
 
     /// Hands `record` on when its trace is sampled.
@@ -238,9 +232,9 @@ public final class Tracer: Sendable {
     }
 }
 
-/// A request's span while it is answered: its context (what the calls its handler sends name
+/// A span not yet ended (a request's while it is answered, or a call's while it waits): its context (what the calls its handler sends name
 /// as their parent), when it started, and whether it has ended (it ends once).
-public final class ServerSpan: Sendable {
+public final class OpenSpan: Sendable {
     public let context: SpanContext
     public let parentSpanID: UInt64?
     public let remoteParent: Bool

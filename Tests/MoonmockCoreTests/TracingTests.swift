@@ -36,8 +36,9 @@ struct TracingTests {
                     "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902bz-01", ""] {
             #expect(SpanContext(traceparent: String(bad)) == nil, "\(bad)")
         }
-        let child = parsed!.child()
-        #expect(child.traceIDHex == parsed!.traceIDHex && child.spanID != parsed!.spanID && child.traceState == "a=1")
+        let child = Tracer(sink: CollectedSpans()).span(parent: parsed, remote: true)
+        #expect(child.context.traceIDHex == parsed!.traceIDHex && child.context.spanID != parsed!.spanID && child.context.traceState == "a=1")
+        #expect(child.parentSpanID == parsed!.spanID && child.remoteParent)
     }
 
     @Test("samplers: parent-based follows the flag; a ratio keeps its share of trace ids, the same ids each time")

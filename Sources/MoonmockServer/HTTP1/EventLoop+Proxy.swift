@@ -27,7 +27,7 @@ extension EventLoop {
     }
 
     /// The spans of a proxied request: the upstream call's, then the request's.
-    private func endProxySpans(_ span: ServerSpan, _ request: MockRequest, _ target: ProxyTarget, _ answer: MockResponse) {
+    private func endProxySpans(_ span: OpenSpan, _ request: MockRequest, _ target: ProxyTarget, _ answer: MockResponse) {
         serverRef._withUnsafeGuaranteedRef { server in
             guard let tracer = server.engine.tracer, let parent = request.span else { return }
             // Upstream's own 502 says why no answer came.
